@@ -1,0 +1,61 @@
+# IO Models, Measured: the two commands are `make book` and `make test`.
+SHELL  := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+PYTHON ?= python3
+VENV   := .venv
+STAMP  := $(VENV)/.stamp
+
+# Kernels and Jupyter data live in the project's environment, never in $HOME.
+export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+export PYTHONPATH := $(abspath code)
+
+.PHONY: book test system setup kernels code unit site-test lab clean distclean help
+
+help:
+	@echo "make book   install what is missing, build code/ and the site into _build/html"
+	@echo "make test   run every test: unit tests, a fresh book build, the site in Chromium"
+	@echo "make lab    open the chapters in JupyterLab"
+
+## make book: everything a reader needs, then the site.
+book: setup code
+	code/tools/build-book
+
+## System packages (apt-get as root; otherwise the exact command is printed).
+system:
+	code/tools/install-system-deps
+
+## Virtual environment with pinned packages and the three kernels.
+setup: system $(STAMP)
+$(STAMP): requirements.txt code/tools/install_kernels.py code/tools/find-jdk
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/python code/tools/install_kernels.py
+	touch $@
+kernels: $(STAMP)
+	$(VENV)/bin/python code/tools/install_kernels.py
+
+code:
+	$(MAKE) -C code all
+
+## make test: everything, from unit tests to the site in a real browser.
+test: setup code unit
+	rm -rf _build/test
+	code/tools/build-book . _build/test
+	$(MAKE) site-test SITE=_build/test/_build/html
+
+unit:
+	python -m pytest -q code/tests -m "not site"
+
+SITE ?= _build/html
+site-test:
+	BOOK_SITE=$(abspath $(SITE)) python -m pytest -q code/tests -m site
+
+lab: setup
+	jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 book/
+
+clean:
+	rm -rf _build
+	$(MAKE) -C code clean
+distclean: clean
+	rm -rf $(VENV)
