@@ -1,0 +1,15 @@
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "code"))
+
+
+def venv_env() -> dict:
+    """The environment the Makefile gives its commands: venv first on PATH, kernels in the venv."""
+    env = dict(os.environ)
+    venv = ROOT / ".venv"
+    env["PATH"] = f"{venv / 'bin'}:{env.get('PATH', '')}"
+    env["JUPYTER_DATA_DIR"] = str(venv / "share" / "jupyter")
+    return env

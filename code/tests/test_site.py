@@ -1,0 +1,175 @@
+"""The built site, checked in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+For every page in _toc.yml: it loads with no console error, shows its title, every
+executed code cell has an output, no image is broken and no internal link is broken.
+Every notebook page offers its executed .ipynb, which is a valid notebook naming an
+installed kernel, and runs again on that kernel without an error.
+Screenshots of a few pages land in _build/test-screenshots/.
+
+Run through `make site-test SITE=_build/html` (BOOK_SITE names the site folder).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import threading
+import urllib.parse
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.site
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = ROOT / "_build" / "test-screenshots"
+SCREENSHOT_PAGES = {"book/intro", "book/getting-started/setup-java", "book/getting-started/setup-c"}
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part["chapters"]:
+            pages.append(chapter["file"])
+            pages.extend(s["file"] for s in chapter.get("sections", []))
+    return pages
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    path = Path(os.environ.get("BOOK_SITE", ROOT / "_build" / "html"))
+    if not (path / "index.html").exists():
+        pytest.fail(f"no built site at {path}: run `make book` first")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def is_notebook(page: str) -> bool:
+    src = ROOT / f"{page}.md"
+    return src.exists() and src.read_text().startswith("---\njupytext:")
+
+
+def internal_target(site: Path, page_url: str, href: str) -> tuple[Path, str] | None:
+    """The file and fragment an internal link points to, or None for an external link."""
+    parsed = urllib.parse.urlparse(href)
+    if parsed.scheme or href.startswith("//") or href.startswith("mailto:"):
+        return None
+    base = urllib.parse.urljoin(page_url, href)
+    path = urllib.parse.unquote(urllib.parse.urlparse(base).path).lstrip("/")
+    target = site / path
+    if target.is_dir():
+        target = target / "index.html"
+    return target, parsed.fragment
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_page(page, site, server, browser):
+    errors: list[str] = []
+    tab = browser.new_page()
+    tab.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+    tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}"))
+    tab.on("response", lambda r: errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    url = f"{server}/{page}.html"
+    response = tab.goto(url, wait_until="networkidle")
+    assert response is not None and response.status == 200, f"{url} answered {response and response.status}"
+
+    # The title: one h1, also in the window title.
+    h1 = tab.locator("main h1").first.inner_text().strip().rstrip("#").strip()
+    assert h1, f"{page}: no title"
+    assert h1 in tab.title(), f"{page}: window title {tab.title()!r} lacks {h1!r}"
+
+    # Every executed code cell shows an output.
+    cells = tab.locator("div.cell")
+    if is_notebook(page):
+        assert cells.count() > 0, f"{page}: a notebook page with no executed cell"
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        source = cell.locator(".cell_input").text_content()[:80]
+        assert cell.locator(".cell_output").count() > 0, f"{page}: no output under cell {i}: {source!r}"
+        assert cell.locator(".cell_output").text_content().strip(), f"{page}: empty output under {source!r}"
+
+    # No broken image.
+    broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    assert not broken, f"{page}: broken images {broken}"
+
+    # No broken internal link (file and #fragment).
+    hrefs = tab.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
+    for href in hrefs:
+        target = internal_target(site, url, href)
+        if target is None:
+            continue
+        path, fragment = target
+        assert path.exists(), f"{page}: broken link {href} -> {path}"
+        if fragment and path.suffix == ".html":
+            html = path.read_text(errors="replace")
+            assert re.search(rf'id="{re.escape(fragment)}"', html), f"{page}: no #{fragment} in {path.name}"
+
+    if page in SCREENSHOT_PAGES:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(SHOTS / (page.replace("/", "_") + ".png")), full_page=True)
+    tab.close()
+    assert not errors, f"{page}: " + "; ".join(errors)
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages() if is_notebook(p)])
+def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_path):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    tab = browser.new_page()
+    tab.goto(f"{server}/{page}.html", wait_until="networkidle")
+    links = tab.evaluate("Array.from(document.querySelectorAll('a[href$=\".ipynb\"]')).map(a => a.href)")
+    tab.close()
+    assert links, f"{page}: the download menu offers no .ipynb"
+    with browser.new_context(accept_downloads=True) as ctx:
+        dl_tab = ctx.new_page()
+        body = dl_tab.request.get(links[0]).body()
+    nb = nbformat.reads(body.decode(), as_version=4)
+    nbformat.validate(nb)
+    kernel = nb.metadata["kernelspec"]["name"]
+    assert kernel in KernelSpecManager().find_kernel_specs(), f"{page}: kernel {kernel} not installed"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.outputs for c in code), f"{page}: the download lacks executed outputs"
+
+    # It opens and runs on the project's kernel, from the page's own folder.
+    fresh = nbformat.from_dict(nb)
+    for c in fresh.cells:
+        if c.cell_type == "code":
+            c.outputs = []
+    NotebookClient(fresh, timeout=300, kernel_name=kernel,
+                   resources={"metadata": {"path": str((ROOT / page).parent)}}).execute()
+    assert all(c.outputs for c in fresh.cells if c.cell_type == "code")

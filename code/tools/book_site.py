@@ -1,0 +1,48 @@
+"""Sphinx extension with this book's small fixes to the generated site.
+
+1. The download button of every notebook page offers its executed ``.ipynb``.
+   sphinx-book-theme copies the executed notebook beside the page's source only when
+   a launch service (Binder, JupyterHub, ...) is configured, and this static build has
+   none; so this extension does the copy and tells the theme, just before the theme
+   builds its header buttons (priority 501). The file lands in ``_sources/<page>.ipynb``;
+   ``html_sourcelink_suffix`` is empty, so it keeps its name (no ``.ipynb.txt``).
+2. sphinx-thebe 0.3.1 registers its inline configuration script twice under Sphinx 7.4,
+   and the second copy throws "Identifier 'THEBE_JS_URL' has already been declared" in
+   every page. Identical scripts are kept once, after the themes have added theirs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from shutil import copy2
+
+
+def add_ipynb_source(app, pagename, templatename, context, doctree):
+    if "kernelspec" not in app.env.metadata.get(pagename, {}):
+        return  # a plain Markdown page: no notebook to download
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.exists():
+        raise FileNotFoundError(f"{pagename}: no executed notebook at {executed}")
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    copy2(executed, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for script in scripts:
+        # An inline script's filename is None or '' depending on who added it.
+        key = (getattr(script, "filename", script) or "", tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    scripts[:] = kept  # in place: themes add per-page scripts to this same list later
+
+
+def setup(app):
+    app.connect("html-page-context", add_ipynb_source, priority=500)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
