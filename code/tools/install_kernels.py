@@ -8,6 +8,7 @@ Never touches the user's home: every kernel spec goes to ``sys.prefix/share/jupy
   (found by ``code/tools/find-jdk``), because virtual threads need it.
 
 Run with the virtual environment's interpreter:  .venv/bin/python code/tools/install_kernels.py
+(binder/postBuild adds --any-prefix: repo2docker's environment is not a venv).
 """
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def verify() -> None:
 
 
 def main() -> None:
-    if sys.prefix == sys.base_prefix:
+    # On a BinderHub the environment is repo2docker's own, not a venv (binder/postBuild).
+    if sys.prefix == sys.base_prefix and "--any-prefix" not in sys.argv:
         raise SystemExit("error: run this with the project's virtual environment (.venv/bin/python)")
     jdk = find_jdk()
     run(sys.executable, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3",
