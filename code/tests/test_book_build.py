@@ -33,6 +33,7 @@ def make_book(tmp: Path, kernel: str, language: str, cell: str) -> Path:
     (book / "book").mkdir(parents=True)
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
+    shutil.copytree(ROOT / "book" / "images", book / "book" / "images")  # the favicon
     (book / "code").symlink_to(ROOT / "code")  # for the config's local extension
     (book / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n  - file: book/page\n")
     (book / "book" / "index.md").write_text("# Index\n\nA test book.\n")
