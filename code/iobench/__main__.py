@@ -1,0 +1,114 @@
+"""Command line: python -m iobench {list,run,battery,show}  (make bench DATASET=... wraps `run`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from . import manifest, plans
+from .profiles import PROFILES
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt  # stop servers exactly as on Ctrl-C
+
+
+def cmd_list(args) -> int:
+    print("servers:")
+    for s in manifest.SERVERS.values():
+        print(f"  {s.id:22s} {s.lang:7s} {s.model}")
+    print("datasets:")
+    for p in plans.PLANS.values():
+        print(f"  {p.dataset:22s} {len(p.servers)} servers x {len(p.points)} points: {p.description}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .bench import run_plan
+    from .results import DatasetExists
+
+    plan = plans.get(args.dataset)
+    if args.servers:
+        plan = plans.Plan(plan.dataset, plan.description, tuple(args.servers), plan.points,
+                          plan.smoke_points, plan.battery)
+    try:
+        path = run_plan(plan, args.profile, dest=args.dest, overwrite=args.overwrite,
+                        server_cpus=args.server_cpus, client_cpus=args.client_cpus,
+                        with_battery=False if args.no_battery else None)
+    except DatasetExists as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: servers stopped, captured data untouched", file=sys.stderr)
+        return 130
+    print(path)
+    return 0
+
+
+def cmd_battery(args) -> int:
+    from .battery import run_battery
+    from .lifecycle import ServerProcess, Unsupported
+
+    try:
+        with ServerProcess(manifest.get(args.server), cpus=args.server_cpus) as srv:
+            srv.verify()
+            verdicts = run_battery("127.0.0.1", srv.port, args.cases)
+    except Unsupported as exc:
+        print(f"skip: {exc}", file=sys.stderr)
+        return 77
+    if args.json:
+        print(json.dumps([v.as_dict() for v in verdicts], indent=2))
+    else:
+        for v in verdicts:
+            print(f"{'PASS' if v.passed else 'FAIL'}  {v.case:24s} {v.detail}")
+    failed = sum(not v.passed for v in verdicts)
+    print(f"{len(verdicts) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_show(args) -> int:
+    from .dataset import load
+    from .profiles import DATA
+
+    ds = load(args.path or DATA / args.dataset)
+    print(ds.describe())
+    print(ds.summary().to_string(index=False))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="servers and datasets").set_defaults(fn=cmd_list)
+
+    run = sub.add_parser("run", help="measure a dataset")
+    run.add_argument("dataset")
+    run.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
+    run.add_argument("--servers", nargs="+", help="only these server ids")
+    run.add_argument("--dest", help="write here instead of the profile's folder")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    run.add_argument("--server-cpus", default="0")
+    run.add_argument("--client-cpus", default="1")
+    run.add_argument("--no-battery", action="store_true")
+    run.set_defaults(fn=cmd_run)
+
+    bat = sub.add_parser("battery", help="run the conformance battery against one server")
+    bat.add_argument("server")
+    bat.add_argument("--cases", nargs="+")
+    bat.add_argument("--server-cpus", default="0")
+    bat.add_argument("--json", action="store_true")
+    bat.set_defaults(fn=cmd_battery)
+
+    show = sub.add_parser("show", help="summarise a captured dataset")
+    show.add_argument("dataset", nargs="?", default="baselines")
+    show.add_argument("--path")
+    show.set_defaults(fn=cmd_show)
+
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The conformance battery: what every server of the book must survive.
+
+Each case talks to a running server over raw sockets and says what it saw. After every
+case the server must still answer a plain GET; a case passes only if it did its own
+check *and* the server still answered.
+
+    from iobench.battery import run_battery
+    verdicts = run_battery("127.0.0.1", port)
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from .http import BODY, HttpError, read_response, request_bytes
+
+TIMEOUT = 5.0
+
+
+@dataclass
+class Verdict:
+    case: str
+    passed: bool
+    detail: str
+    alive_after: bool
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    s = socket.create_connection((host, port), timeout=TIMEOUT)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def _expect_ok(resp, what: str) -> None:
+    if resp.status != 200 or resp.body != BODY:
+        raise CaseFailed(f"{what}: got {resp.status} with body {resp.body[:40]!r}")
+
+
+def _closed_by_peer(sock: socket.socket, wait: float = TIMEOUT) -> bool:
+    sock.settimeout(wait)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def case_http10(host, port):
+    with _connect(host, port) as s:
+        s.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        _expect_ok(resp, "HTTP/1.0 GET")
+        if not _closed_by_peer(s):
+            raise CaseFailed("HTTP/1.0 without keep-alive: the server kept the connection open")
+    return f"200, {resp.version}, closed after the response"
+
+
+def case_http11(host, port):
+    with _connect(host, port) as s:
+        s.sendall(request_bytes("/", "HTTP/1.1"))
+        resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        _expect_ok(resp, "HTTP/1.1 GET")
+    return f"200, {resp.version}"
+
+
+def case_keepalive_100(host, port):
+    with _connect(host, port) as s:
+        buf = bytearray()
+        for i in range(100):
+            try:
+                s.sendall(request_bytes("/", "HTTP/1.1"))
+                resp = read_response(s, buf, time.monotonic() + TIMEOUT)
+            except (HttpError, OSError) as exc:
+                raise CaseFailed(f"request {i + 1} of 100 on one connection failed: {exc}") from exc
+            _expect_ok(resp, f"request {i + 1}")
+    return "100 responses on one connection"
+
+
+def case_pipelined_10(host, port):
+    with _connect(host, port) as s:
+        s.sendall(request_bytes("/", "HTTP/1.1") * 10)
+        buf = bytearray()
+        for i in range(10):
+            try:
+                resp = read_response(s, buf, time.monotonic() + TIMEOUT)
+            except HttpError as exc:
+                raise CaseFailed(f"pipelined response {i + 1} of 10 missing: {exc}") from exc
+            _expect_ok(resp, f"pipelined response {i + 1}")
+    return "10 pipelined requests, 10 responses in order"
+
+
+def case_byte_by_byte(host, port):
+    with _connect(host, port) as s:
+        for b in request_bytes("/", "HTTP/1.1"):
+            s.sendall(bytes([b]))
+            time.sleep(0.002)
+        resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        _expect_ok(resp, "request sent byte by byte")
+    return "200 after a request sent one byte at a time"
+
+
+def _rejected_or_closed(s: socket.socket, what: str) -> str:
+    try:
+        resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+    except HttpError as exc:
+        if "closed" in str(exc) or "connection error" in str(exc):
+            return f"{what}: connection closed"
+        raise CaseFailed(f"{what}: {exc}") from exc
+    if 400 <= resp.status < 500:
+        return f"{what}: {resp.status} {resp.reason}".strip()
+    raise CaseFailed(f"{what}: answered {resp.status}, expected a 4xx or a closed connection")
+
+
+def case_malformed_request_line(host, port):
+    with _connect(host, port) as s:
+        s.sendall(b"THIS IS NOT HTTP\r\n\r\n")
+        return _rejected_or_closed(s, "malformed request line")
+
+
+def case_header_64k(host, port):
+    with _connect(host, port) as s:
+        big = "x" * (64 * 1024)
+        try:
+            s.sendall(request_bytes("/", "HTTP/1.1", extra_headers={"X-Big": big}))
+        except (BrokenPipeError, ConnectionResetError):
+            return "64 KiB header: connection closed while sending"
+        try:
+            resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        except HttpError as exc:
+            if "closed" in str(exc) or "connection error" in str(exc):
+                return "64 KiB header: connection closed"
+            raise CaseFailed(f"64 KiB header: {exc}") from exc
+        if resp.status == 200 or 400 <= resp.status < 500:
+            return f"64 KiB header: {resp.status} {resp.reason}".strip()
+        raise CaseFailed(f"64 KiB header: answered {resp.status}")
+
+
+def case_idle_client(host, port):
+    idle = _connect(host, port)  # connects and never sends a byte
+    try:
+        time.sleep(0.2)
+        try:
+            with _connect(host, port) as s:
+                s.sendall(request_bytes("/", "HTTP/1.1", close=True))
+                resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        except (HttpError, OSError) as exc:
+            raise CaseFailed(f"while one client sat idle, another got no answer within {TIMEOUT:g} s: {exc}") from exc
+        _expect_ok(resp, "request next to an idle client")
+    finally:
+        idle.close()
+    return "served another client while one sat idle"
+
+
+def case_reset_mid_request(host, port):
+    s = _connect(host, port)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.")
+    time.sleep(0.05)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()  # with linger 0: an RST
+    time.sleep(0.1)
+    return "client sent half a request, then a reset"
+
+
+def case_half_close(host, port):
+    with _connect(host, port) as s:
+        s.sendall(request_bytes("/", "HTTP/1.1"))
+        s.shutdown(socket.SHUT_WR)
+        try:
+            resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        except HttpError as exc:
+            raise CaseFailed(f"no response after the client half-closed: {exc}") from exc
+        _expect_ok(resp, "response after half-close")
+    return "full response after the client's FIN"
+
+
+def case_concurrent_500(host, port, clients: int = 500):
+    async def one(i: int) -> str | None:
+        stage = "connect"
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3 * TIMEOUT)
+            stage = "send"
+            writer.write(request_bytes("/", "HTTP/1.1", close=True))
+            await writer.drain()
+            stage = "read"
+            data = await asyncio.wait_for(reader.read(), 3 * TIMEOUT)
+            writer.close()
+            head, _, body = data.partition(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0] + b" ":
+                return f"client {i}: {head[:40]!r}"
+            if body != BODY:
+                return f"client {i}: body {body[:40]!r}"
+            return None
+        except (OSError, asyncio.TimeoutError) as exc:
+            return f"client {i}: {exc.__class__.__name__} during {stage} {exc}".rstrip()
+
+    async def all_clients():
+        return await asyncio.gather(*(one(i) for i in range(clients)))
+
+    failures = [f for f in asyncio.run(all_clients()) if f]
+    if failures:
+        raise CaseFailed(f"{len(failures)} of {clients} concurrent clients failed, e.g. {failures[0]}")
+    return f"{clients} concurrent clients, all answered"
+
+
+CASES: list[tuple[str, Callable]] = [
+    ("http10_get", case_http10),
+    ("http11_get", case_http11),
+    ("keepalive_100", case_keepalive_100),
+    ("pipelined_10", case_pipelined_10),
+    ("byte_by_byte", case_byte_by_byte),
+    ("malformed_request_line", case_malformed_request_line),
+    ("header_64k", case_header_64k),
+    ("idle_client", case_idle_client),
+    ("reset_mid_request", case_reset_mid_request),
+    ("half_close", case_half_close),
+    ("concurrent_500", case_concurrent_500),
+]
+
+
+def still_answers(host: str, port: int) -> tuple[bool, str]:
+    try:
+        with _connect(host, port) as s:
+            s.sendall(request_bytes("/", "HTTP/1.1", close=True))
+            resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
+        if resp.status == 200 and resp.body == BODY:
+            return True, ""
+        return False, f"liveness GET answered {resp.status}"
+    except (OSError, HttpError) as exc:
+        return False, f"liveness GET failed: {exc}"
+
+
+def run_battery(host: str, port: int, cases: list[str] | None = None) -> list[Verdict]:
+    verdicts = []
+    for name, fn in CASES:
+        if cases and name not in cases:
+            continue
+        t0 = time.monotonic()
+        try:
+            detail, passed = fn(host, port), True
+        except CaseFailed as exc:
+            detail, passed = str(exc), False
+        except (OSError, HttpError) as exc:
+            detail, passed = f"{exc.__class__.__name__}: {exc}", False
+        alive, why = still_answers(host, port)
+        if not alive:
+            passed = False
+            detail = f"{detail}; then the server stopped answering ({why})"
+        verdicts.append(Verdict(name, passed, detail, alive, round(time.monotonic() - t0, 3)))
+    return verdicts

@@ -1,0 +1,220 @@
+"""The runner: the same lifecycle for every measurement (after TechEmpower's toolset).
+
+For each repeat, every server in turn (so ratios come from the same time window):
+    wait for TIME_WAIT sockets to drain -> start -> verify -> for each load point:
+        warm up (discarded, raw output kept) -> wait for a quiet machine -> measure
+        while sampling /proc -> parse the raw output -> one CSV row
+    -> stop (SIGTERM, then SIGKILL) and check it exited 0.
+Then the conformance battery against each server, the metadata, and an atomic commit.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from . import battery as battery_mod
+from . import drivers, manifest, metadata, sampler
+from .lifecycle import ServerProcess, Unsupported
+from .manifest import ServerOptions
+from .plans import Plan, Point
+from .profiles import PROFILES, Profile
+from .results import DatasetWriter
+
+GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
+NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
+QUIET_CORES = 0.15           # "quiet" before measuring: fewer cores busy than this
+TIME_WAIT_DRAINED = 1000     # between servers, wait until fewer TIME_WAIT sockets remain
+
+
+def time_wait_count() -> int:
+    n = 0
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                next(f)
+                n += sum(1 for line in f if line.split()[3] == "06")
+        except OSError:
+            continue
+    return n
+
+
+def wait_time_wait_drained(progress: Callable[[str], None], max_wait_s: float) -> float:
+    t0 = time.monotonic()
+    n = time_wait_count()
+    if n >= TIME_WAIT_DRAINED:
+        progress(f"waiting up to {max_wait_s:.0f} s for {n} TIME_WAIT sockets to drain")
+        while n >= TIME_WAIT_DRAINED and time.monotonic() - t0 < max_wait_s:
+            time.sleep(1)
+            n = time_wait_count()
+    return time.monotonic() - t0
+
+
+def wait_quiet(max_wait_s: float) -> float:
+    """Wait until the machine is quiet; return the busy cores seen last."""
+    deadline = time.monotonic() + max_wait_s
+    busy = sampler.machine_busy_cores(0.5)
+    while busy >= QUIET_CORES and time.monotonic() < deadline:
+        busy = sampler.machine_busy_cores(0.5)
+    return busy
+
+
+def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, float, float]:
+    """Run a load generator; return (output, exit code, its CPU seconds, wall seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, env=os.environ | env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
+        output, code = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        output, code = out + f"\n[iobench] killed after {timeout_s:.0f} s\n", -9
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return output, code, cpu, wall
+
+
+def load_spec(point: Point, duration_s: float) -> drivers.LoadSpec:
+    return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
+                            duration_s=duration_s)
+
+
+def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
+    envs = " ".join(f"{k}={v}" for k, v in env.items())
+    return (f"# command: {envs + ' ' if envs else ''}{' '.join(argv)}\n# started: {started}\n"
+            f"# exit: {code}\n{output}")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite: bool = False,
+             server_cpus: str = "0", client_cpus: str = "1",
+             progress: Callable[[str], None] | None = None, with_battery: bool | None = None) -> Path:
+    """Measure a plan under the smoke or full profile; return the dataset's folder."""
+    profile = PROFILES[profile_name]
+    progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    dest = Path(dest) if dest else profile.dest(plan.dataset)
+    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    if profile_name == "smoke":
+        overwrite = True  # scratch output
+    writer = DatasetWriter(dest, run_id, overwrite=overwrite)
+    points = plan.points_for(profile_name)
+    servers = [manifest.get(s) for s in plan.servers]
+    meta = metadata.collect(
+        dataset=plan.dataset, description=plan.description, run_id=run_id, profile=asdict(profile),
+        started_at=_now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
+        plan={"servers": list(plan.servers), "points": [asdict(p) for p in points]},
+        servers={s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
+        thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
+                    "quiet_cores": QUIET_CORES})
+    unsupported: dict[str, str] = {}
+    stops: list[dict] = []
+    total = profile.repeats * len(servers) * len(points)
+    done = 0
+    try:
+        for repeat in range(1, profile.repeats + 1):
+            for server in servers:
+                if server.id in unsupported:
+                    done += len(points)
+                    continue
+                by_work: dict[float, list[Point]] = {}
+                for p in points:
+                    by_work.setdefault(p.work_ms, []).append(p)
+                for work_ms, group in by_work.items():
+                    waited = wait_time_wait_drained(progress, profile.time_wait_max_s)
+                    opts = ServerOptions(work_ms=work_ms)
+                    try:
+                        with ServerProcess(server, opts, cpus=server_cpus) as srv:
+                            srv.verify()
+                            for point in group:
+                                done += 1
+                                row = measure(writer, srv, point, profile, repeat, client_cpus, run_id)
+                                progress(f"[{done}/{total}] {server.id:20s} {point.label():28s} rep {repeat}: "
+                                         + (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  "
+                                            f"srv {row['server_cpu_us_per_req']:.1f} µs/req  "
+                                            f"wrk/ab cpu {row['client_cpu_pct']:.0f}%"
+                                            + ("  GENERATOR-BOUND" if row["generator_bound"] else "")
+                                            + ("  NOISY" if row["noisy"] else "")
+                                            if row["ok"] else f"FAILED {row['failure']}"))
+                        stops.append({"server": server.id, "repeat": repeat, "work_ms": work_ms,
+                                      "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1)})
+                        if srv.exit_code != 0:
+                            progress(f"warning: {server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
+                    except Unsupported as exc:
+                        unsupported[server.id] = str(exc)
+                        progress(f"skip: {exc}")
+        if plan.battery if with_battery is None else with_battery:
+            verdicts = {}
+            for server in servers:
+                if server.id in unsupported:
+                    continue
+                with ServerProcess(server, ServerOptions(), cpus=server_cpus) as srv:
+                    srv.verify()
+                    verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery("127.0.0.1", srv.port)]
+                passed = sum(v["passed"] for v in verdicts[server.id])
+                progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
+            writer.write_json("battery.json", verdicts)
+        meta.update(finished_at=_now(), unsupported=unsupported, stops=stops)
+        writer.write_json("meta.json", meta)
+        return writer.commit()
+    except BaseException as exc:
+        failed = writer.abandon(f"{exc.__class__.__name__}: {exc}")
+        progress(f"run abandoned ({exc.__class__.__name__}); partial output kept in {failed}; "
+                 f"{dest} untouched")
+        raise
+
+
+def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Profile, repeat: int,
+            client_cpus: str, run_id: str) -> dict:
+    driver = drivers.get(point.tool)
+    server = srv.server
+    base = ["taskset", "-c", client_cpus] if client_cpus else []
+    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
+
+    # Warm-up: the same load, shorter; its output is kept too, but never measured.
+    warm = load_spec(point, profile.warmup_s)
+    argv = base + driver.argv(warm, srv.url)
+    started = _now()
+    output, code, _, _ = run_load(argv, driver.env(warm), profile.warmup_s + 60)
+    writer.write_raw(stem + ".warmup.txt", raw_text(argv, driver.env(warm), output, code, started))
+
+    wait_quiet(profile.quiet_wait_s)
+    spec = load_spec(point, profile.duration_s)
+    argv = base + driver.argv(spec, srv.url)
+    started = _now()
+    sampling = sampler.GroupSampler(srv.pid).start()
+    output, code, client_cpu, wall = run_load(argv, driver.env(spec), profile.duration_s * 4 + 120)
+    usage = sampling.stop()
+    raw_file = writer.write_raw(stem + ".txt", raw_text(argv, driver.env(spec), output, code, started))
+    result = driver.parse(output, code)
+
+    client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
+    foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
+    row = {
+        "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
+        "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
+        **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
+        "ok": result.ok, "failure": result.failure,
+        "server_cpu_s": usage.cpu_s,
+        "server_cpu_us_per_req": (1e6 * usage.cpu_s / result.requests) if result.requests else None,
+        "server_cpu_pct": 100.0 * usage.cpu_s / usage.wall_s if usage.wall_s else None,
+        "server_rss_kib_max": usage.rss_kib_max, "server_threads_max": usage.threads_max,
+        "server_procs_max": usage.procs_max, "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
+        "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * spec.threads,
+        "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
+        "raw_file": raw_file, "server_cpus": srv.cpus or "", "client_cpus": client_cpus or "",
+        "profile": profile.name, "run_id": run_id, "started_at": started,
+    }
+    writer.add_row(row)
+    return row

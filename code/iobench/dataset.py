@@ -1,0 +1,115 @@
+"""Load a captured dataset, summarise its repeats, and say where it came from.
+
+The notebook entry point is ``obtain``: under the replay profile it loads data/<name>;
+under smoke or full it runs the plan first. Either way the result says which profile
+produced the numbers it holds.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import plans
+from .profiles import DATA, current
+
+KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms"]
+
+
+@dataclass
+class Dataset:
+    name: str
+    path: Path
+    df: pd.DataFrame
+    meta: dict
+    battery: dict
+    shown_under: str  # the profile of the session that loaded it
+
+    @property
+    def produced_by(self) -> str:
+        return self.meta["profile"]["name"]
+
+    def machine(self) -> str:
+        m = self.meta["machine"]
+        return f"{m['cores']} × {m['cpu_model']}, {m['kernel']}"
+
+    def date(self) -> str:
+        return self.meta["started_at"][:10]
+
+    def caption(self) -> str:
+        """The line every figure of this dataset carries."""
+        pin = self.meta["pinning"]
+        return (f"{self.name}, {self.produced_by} profile, measured {self.date()} on {self.machine()}; "
+                f"server on CPU {pin['server_cpus']}, load generator on CPU {pin['client_cpus']}")
+
+    def describe(self) -> str:
+        g = self.meta.get("git", {})
+        commit = (g.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if g.get("dirty") else "")
+        how = ("replayed from data/" if self.shown_under == "replay"
+               else f"measured just now under the {self.shown_under} profile")
+        return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
+                f"on {self.meta['started_at']} at commit {commit}.\n"
+                f"Machine: {self.machine()}.\n"
+                f"Tools: {self.meta['versions']['wrk']}; {self.meta['versions']['ab']}; "
+                f"{self.meta['versions']['nginx']}.")
+
+    def summary(self) -> pd.DataFrame:
+        """Median and min-max over repeats of each point (failed runs excluded)."""
+        ok = self.df[self.df["ok"]]
+        agg = ok.groupby(KEYS, sort=False).agg(
+            repeats=("repeat", "count"),
+            rps=("rps", "median"), rps_min=("rps", "min"), rps_max=("rps", "max"),
+            p50_ms=("p50_ms", "median"), p99_ms=("p99_ms", "median"),
+            p99_ms_min=("p99_ms", "min"), p99_ms_max=("p99_ms", "max"),
+            cpu_us_per_req=("server_cpu_us_per_req", "median"),
+            cpu_us_per_req_min=("server_cpu_us_per_req", "min"),
+            cpu_us_per_req_max=("server_cpu_us_per_req", "max"),
+            rss_mib=("server_rss_kib_max", lambda s: s.max() / 1024),
+            threads=("server_threads_max", "max"),
+            errors=("errors", "sum"), client_cpu_pct=("client_cpu_pct", "median"),
+            generator_bound=("generator_bound", "any"), noisy=("noisy", "any"),
+        ).reset_index()
+        return agg
+
+    def raw(self, raw_file: str) -> str:
+        return (self.path / raw_file).read_text()
+
+    def value(self, server: str, column: str = "rps", **where) -> float:
+        """One median from the summary, for quoting in prose (glue), never typed by hand."""
+        s = self.summary()
+        sel = s[s["server"] == server]
+        for k, v in where.items():
+            sel = sel[sel[k] == v]
+        if len(sel) != 1:
+            raise KeyError(f"{len(sel)} summary rows match server={server} {where}")
+        return float(sel.iloc[0][column])
+
+
+def load(path: Path, shown_under: str = "replay") -> Dataset:
+    path = Path(path)
+    if not (path / "results.csv").exists():
+        raise FileNotFoundError(f"no captured dataset at {path}")
+    df = pd.read_csv(path / "results.csv")
+    for col in ("ok", "generator_bound", "noisy"):
+        df[col] = df[col].astype(str).str.lower().eq("true")
+    meta = json.loads((path / "meta.json").read_text())
+    battery = json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
+    return Dataset(path.name, path, df, meta, battery, shown_under)
+
+
+def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:
+    """What a notebook cell calls: replay data/<name>, or run the plan under smoke/full."""
+    profile = profile or current()
+    if profile == "replay":
+        path = DATA / name
+        if not path.exists():
+            raise FileNotFoundError(
+                f"data/{name} holds no captured run yet. Measure it with\n"
+                f"    python -m iobench run {name} --profile full\n"
+                f"or show a brief live run with IOBENCH_PROFILE=smoke.")
+        return load(path, "replay")
+    from .bench import run_plan
+
+    return load(run_plan(plans.get(name), profile, **run_kwargs), profile)

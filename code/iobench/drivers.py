@@ -1,0 +1,185 @@
+"""Load generators, plugged in one way.
+
+A driver turns a ``LoadSpec`` into an argument list and parses the tool's raw output
+into a ``LoadResult``. Parsers are pure functions of (output, exit code), tested
+against outputs captured from real runs (code/tests/fixtures/). New generators (the
+TCP echo generator, the open-loop HTTP generator) implement the same two methods.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WRK_SCRIPT = HERE / "wrk_report.lua"
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    tool: str                  # a key of DRIVERS
+    connections: int
+    keepalive: bool = True     # False: every request on a new connection
+    duration_s: float = 10.0   # time-bound tools (wrk)
+    requests: int = 0          # ab: a request count (-n) instead of a duration
+    threads: int = 1
+    timeout_s: float = 5.0
+    path: str = "/"
+
+    @property
+    def mode(self) -> str:
+        return "keepalive" if self.keepalive else "close"
+
+
+@dataclass
+class LoadResult:
+    ok: bool                   # the tool ran to the end and reported numbers
+    failure: str = ""          # why not, when not ok
+    requests: int = 0          # completed requests (any status)
+    duration_s: float = 0.0
+    rps: float = 0.0
+    p50_ms: float | None = None
+    p90_ms: float | None = None
+    p99_ms: float | None = None
+    mean_ms: float | None = None
+    max_ms: float | None = None
+    errors: int = 0            # every failed request: connect, read, write, timeout, non-2xx
+    errors_connect: int = 0
+    errors_read: int = 0
+    errors_write: int = 0
+    errors_timeout: int = 0
+    non2xx: int = 0
+    bytes: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def as_row(self) -> dict:
+        row = asdict(self)
+        row.pop("extra")
+        return row
+
+
+class Driver:
+    name = ""
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        raise NotImplementedError
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        return {}
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        raise NotImplementedError
+
+
+# ---- wrk ---------------------------------------------------------------------------------
+
+_WRK_SOCKET_ERRORS = re.compile(
+    r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")
+_WRK_NON2XX = re.compile(r"Non-2xx or 3xx responses: (\d+)")
+_WRK_RPS = re.compile(r"Requests/sec:\s+([\d.]+)")
+
+
+class Wrk(Driver):
+    name = "wrk"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        return ["wrk", "-t", str(spec.threads), "-c", str(spec.connections),
+                "-d", f"{spec.duration_s:g}s", "--timeout", f"{spec.timeout_s:g}s",
+                "-s", str(WRK_SCRIPT), url.rstrip("/") + spec.path]
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        return {"IOBENCH_CONNECTION_CLOSE": "0" if spec.keepalive else "1"}
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        line = next((ln for ln in output.splitlines() if ln.startswith("IOBENCH {")), None)
+        if returncode != 0 or line is None:
+            last = output.strip().splitlines()[-1] if output.strip() else "no output"
+            return LoadResult(ok=False, failure=f"wrk exit {returncode}: {last}")
+        d = json.loads(line[len("IOBENCH "):])
+        duration = d["duration_us"] / 1e6
+        # wrk counts a request whose status is not 2xx/3xx as completed *and* as an error
+        errors = d["errors_connect"] + d["errors_read"] + d["errors_write"] + d["errors_timeout"] + d["errors_status"]
+        result = LoadResult(
+            ok=True, requests=d["requests"], duration_s=duration,
+            rps=d["requests"] / duration if duration > 0 else 0.0,
+            p50_ms=d["p50_us"] / 1e3, p90_ms=d["p90_us"] / 1e3, p99_ms=d["p99_us"] / 1e3,
+            mean_ms=d["latency_mean_us"] / 1e3, max_ms=d["latency_max_us"] / 1e3,
+            errors=errors, errors_connect=d["errors_connect"], errors_read=d["errors_read"],
+            errors_write=d["errors_write"], errors_timeout=d["errors_timeout"],
+            non2xx=d["errors_status"], bytes=d["bytes"], extra={"p99_9_ms": d["p99_9_us"] / 1e3})
+        # Cross-check with wrk's own text summary, which the raw output also holds.
+        m = _WRK_SOCKET_ERRORS.search(output)
+        if m and tuple(map(int, m.groups())) != (d["errors_connect"], d["errors_read"],
+                                                 d["errors_write"], d["errors_timeout"]):
+            raise ValueError("wrk's text and script summaries disagree on socket errors")
+        m = _WRK_NON2XX.search(output)
+        if (int(m.group(1)) if m else 0) != d["errors_status"]:
+            raise ValueError("wrk's text and script summaries disagree on non-2xx responses")
+        if result.requests == 0:
+            result.ok = False
+            result.failure = "wrk completed no request"
+        return result
+
+
+# ---- ab ----------------------------------------------------------------------------------
+
+def _ab_field(output: str, label: str, cast=float):
+    m = re.search(rf"^{re.escape(label)}:\s+([\d.]+)", output, re.MULTILINE)
+    return cast(m.group(1)) if m else None
+
+
+class Ab(Driver):
+    """ApacheBench: HTTP/1.0, count-bound; without -k every request is a new connection."""
+    name = "ab"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        if spec.requests:  # count-bound, as the source write-ups ran it
+            argv = ["ab", "-n", str(spec.requests)]
+        else:  # time-bound: -t implies -n 50000, so a large -n must come after it
+            argv = ["ab", "-t", f"{max(1, round(spec.duration_s))}", "-n", "10000000"]
+        argv += ["-c", str(spec.connections), "-s", f"{max(1, round(spec.timeout_s))}"]
+        if spec.keepalive:
+            argv.append("-k")
+        return argv + [url.rstrip("/") + spec.path]
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        complete = _ab_field(output, "Complete requests", int)
+        if returncode != 0 or complete is None:
+            # ab stops at the first socket error it cannot ignore and says why
+            errors = [ln.strip() for ln in output.splitlines()
+                      if re.search(r"apr_\w+|Connection refused|timeout|error", ln, re.IGNORECASE)]
+            done = re.search(r"Total of (\d+) requests completed", output)
+            msg = errors[-1] if errors else (output.strip().splitlines() or ["no output"])[-1]
+            return LoadResult(ok=False, failure=f"ab exit {returncode}: {msg}",
+                              requests=int(done.group(1)) if done else 0)
+        failed = _ab_field(output, "Failed requests", int) or 0
+        non2xx = _ab_field(output, "Non-2xx responses", int) or 0
+        breakdown = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", output)
+        connect, receive, length, exceptions = map(int, breakdown.groups()) if breakdown else (0, 0, 0, 0)
+        percentiles = dict(re.findall(r"^\s+(\d+)%\s+(\d+)", output, re.MULTILINE))
+        return LoadResult(
+            ok=True, requests=complete,
+            duration_s=_ab_field(output, "Time taken for tests") or 0.0,
+            rps=_ab_field(output, "Requests per second") or 0.0,
+            p50_ms=float(percentiles["50"]) if "50" in percentiles else None,
+            p90_ms=float(percentiles["90"]) if "90" in percentiles else None,
+            p99_ms=float(percentiles["99"]) if "99" in percentiles else None,
+            mean_ms=_ab_field(output, "Time per request"),  # the first one: mean over concurrent requests
+            max_ms=float(percentiles["100"]) if "100" in percentiles else None,
+            # "Length" failures only mean the body length varied, which ab cannot tell from an error
+            errors=connect + receive + exceptions + non2xx,
+            errors_connect=connect, errors_read=receive + exceptions, non2xx=non2xx,
+            bytes=_ab_field(output, "Total transferred", int) or 0,
+            extra={"failed_requests": failed, "length_failures": length,
+                   "keepalive_requests": _ab_field(output, "Keep-Alive requests", int) or 0})
+
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab())}
+
+
+def get(name: str) -> Driver:
+    try:
+        return DRIVERS[name]
+    except KeyError:
+        raise KeyError(f"unknown load tool {name!r}; known: {', '.join(sorted(DRIVERS))}") from None

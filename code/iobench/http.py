@@ -1,0 +1,102 @@
+"""The response every book server sends, and a minimal HTTP/1.x client to check it.
+
+Every contract server in every language answers ``GET /`` with exactly
+``RESPONSE_KEEP_ALIVE`` (or ``RESPONSE_CLOSE`` when the connection is to close).
+Baselines (nginx, python's http.server) send the same body with their own headers.
+"""
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass, field
+
+BODY = b"Hello, world\n"
+
+
+def _response(connection: str) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\n"
+            b"Content-Type: text/plain\r\n"
+            b"Content-Length: " + str(len(BODY)).encode() + b"\r\n"
+            b"Connection: " + connection.encode() + b"\r\n"
+            b"\r\n" + BODY)
+
+
+RESPONSE_KEEP_ALIVE = _response("keep-alive")
+RESPONSE_CLOSE = _response("close")
+
+
+@dataclass
+class Response:
+    status: int
+    reason: str
+    version: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    raw: bytes = b""
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+class HttpError(Exception):
+    """The peer closed, timed out or answered something that is not HTTP/1.x."""
+
+
+def request_bytes(path: str = "/", version: str = "HTTP/1.1", close: bool = False,
+                  extra_headers: dict[str, str] | None = None) -> bytes:
+    lines = [f"GET {path} {version}", "Host: 127.0.0.1"]
+    if close:
+        lines.append("Connection: close")
+    elif version == "HTTP/1.0":
+        lines.append("Connection: keep-alive")
+    for k, v in (extra_headers or {}).items():
+        lines.append(f"{k}: {v}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def read_response(sock: socket.socket, buf: bytearray, deadline: float) -> Response:
+    """Read one response from ``sock``; ``buf`` keeps bytes that belong to the next one."""
+
+    def fill() -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise HttpError("timed out waiting for a response")
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout as exc:
+            raise HttpError("timed out waiting for a response") from exc
+        except ConnectionError as exc:
+            raise HttpError(f"connection error: {exc}") from exc
+        if not chunk:
+            raise HttpError("connection closed before a complete response")
+        buf.extend(chunk)
+
+    while b"\r\n\r\n" not in buf:
+        fill()
+    head_end = buf.index(b"\r\n\r\n") + 4
+    head = bytes(buf[:head_end]).decode("latin-1")
+    status_line, *header_lines = head[:-4].split("\r\n")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise HttpError(f"not an HTTP/1.x status line: {status_line!r}")
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(buf) < head_end + length:
+        fill()
+    raw = bytes(buf[:head_end + length])
+    del buf[:head_end + length]
+    return Response(status=int(parts[1]), reason=parts[2] if len(parts) > 2 else "",
+                    version=parts[0], headers=headers, body=raw[head_end:], raw=raw)
+
+
+def get(host: str, port: int, path: str = "/", version: str = "HTTP/1.1",
+        timeout: float = 5.0) -> Response:
+    """One request on a new connection, closed afterwards."""
+    deadline = time.monotonic() + timeout
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(request_bytes(path, version, close=True))
+        return read_response(sock, bytearray(), deadline)

@@ -1,0 +1,260 @@
+"""Start a server, wait until it is ready, verify its answer, and always stop it.
+
+    with ServerProcess(get("nginx"), ServerOptions(), cpus="0") as srv:
+        srv.verify()
+        ... drive load at srv.port ...
+    # here the process group is gone and the port is free
+
+Servers start from an argument list (never a shell) in a session of their own, so the
+whole process group (forked children, nginx workers) is signalled together:
+SIGTERM, then SIGKILL after a grace period. That happens on success, on exceptions,
+on timeouts and on Ctrl-C (KeyboardInterrupt runs __exit__ like any exception);
+PR_SET_PDEATHSIG also kills the server if the harness itself is killed.
+Exit status 77 at start means "this model is not supported here": Unsupported.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from . import http
+from .manifest import ROOT, Server, ServerOptions
+
+READY_RE = re.compile(rb"^READY port=(\d+)\r?\n?$")
+EXIT_UNSUPPORTED = 77
+PR_SET_PDEATHSIG = 1
+
+
+class ServerError(Exception):
+    """The server did not start, did not answer correctly, or did not stop cleanly."""
+
+
+class Unsupported(ServerError):
+    """The server exited 77: its IO model is not supported on this machine."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (for servers that cannot take port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_is_listening(host: str, port: int) -> bool:
+    """True while something accepts connections on host:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.2)
+        return s.connect_ex((host, port)) == 0
+
+
+def process_group_pids(pgid: int) -> list[int]:
+    """Every live process whose process group is pgid (from /proc/*/stat)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()
+        # fields[0] is the state, fields[2] the process group; zombies are already dead
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            pids.append(int(entry))
+    return pids
+
+
+def _child_setup() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class ServerProcess:
+    """One running server. A context manager: leaving the block always stops it."""
+
+    def __init__(self, server: Server, opts: ServerOptions | None = None, cpus: str | None = "0",
+                 ready_timeout: float = 30.0, stop_timeout: float = 5.0, log_dir: Path | None = None):
+        self.server = server
+        self.opts = opts or ServerOptions()
+        self.cpus = cpus
+        self.ready_timeout = ready_timeout
+        self.stop_timeout = stop_timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"iobench-{server.id}-")
+        self.workdir = Path(self._tmp.name)
+        self.log_path = (log_dir or self.workdir) / f"{server.id}.stderr.log"
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.argv: list[str] = []
+        self.exit_code: int | None = None
+        self._stdout_tail: deque[bytes] = deque(maxlen=50)
+        self._drain: threading.Thread | None = None
+
+    # -- start ---------------------------------------------------------------------------
+    def __enter__(self) -> "ServerProcess":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        opts = self.opts
+        if self.server.ready == "port" and opts.port == 0:
+            opts.port = free_port(opts.host)
+        if self.server.prepare:
+            self.server.prepare(opts, self.workdir)
+        argv = self.server.argv(opts, self.workdir)
+        if self.cpus is not None:
+            argv = ["taskset", "-c", self.cpus] + argv
+        self.argv = argv
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self._log, start_new_session=True,
+                                     preexec_fn=_child_setup)
+        deadline = time.monotonic() + self.ready_timeout
+        if self.server.ready == "line":
+            self.port = self._wait_ready_line(deadline)
+        else:
+            self.port = self._wait_port(opts.host, opts.port, deadline)
+        self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
+        self._drain.start()
+
+    def _fail_start(self, what: str) -> None:
+        code = self.proc.wait() if self.proc else None
+        self.exit_code = code
+        tail = self.stderr_tail()
+        if code == EXIT_UNSUPPORTED:
+            raise Unsupported(f"{self.server.id}: not supported here (exit 77): {tail}")
+        raise ServerError(f"{self.server.id}: {what} (exit {code}); argv={self.argv}; stderr: {tail}")
+
+    def _wait_ready_line(self, deadline: float) -> int:
+        assert self.proc and self.proc.stdout
+        fd = self.proc.stdout.fileno()
+        buf = b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ServerError(f"{self.server.id}: no READY line within {self.ready_timeout:.0f} s; "
+                                  f"stdout so far: {buf[-200:]!r}; stderr: {self.stderr_tail()}")
+            ready, _, _ = select.select([fd], [], [], min(remaining, 0.2))
+            if not ready:
+                if self.proc.poll() is not None:
+                    self._fail_start("exited before READY")
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                self._fail_start("closed stdout before READY")
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                m = READY_RE.match(line + b"\n")
+                if m:
+                    self._stdout_tail.append(buf)
+                    return int(m.group(1))
+                self._stdout_tail.append(line)
+
+    def _wait_port(self, host: str, port: int, deadline: float) -> int:
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self._fail_start("exited before listening")
+            if port_is_listening(host, port):
+                return port
+            time.sleep(0.02)
+        raise ServerError(f"{self.server.id}: port {port} not listening within {self.ready_timeout:.0f} s")
+
+    def _drain_stdout(self) -> None:
+        # Keep reading so a chatty server never blocks on a full pipe; keep the tail.
+        try:
+            for line in self.proc.stdout:
+                self._stdout_tail.append(line)
+        except (ValueError, OSError):
+            pass
+
+    # -- checks --------------------------------------------------------------------------
+    @property
+    def pid(self) -> int:
+        assert self.proc
+        return self.proc.pid
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.opts.host}:{self.port}/"
+
+    def verify(self, timeout: float = 5.0) -> http.Response:
+        """GET / must answer 200 with the book's body, or the run stops here."""
+        try:
+            resp = http.get(self.opts.host, self.port, "/", timeout=timeout)
+        except (OSError, http.HttpError) as exc:
+            raise ServerError(f"{self.server.id}: no valid answer to GET /: {exc}") from exc
+        if resp.status != 200 or resp.body != http.BODY:
+            raise ServerError(f"{self.server.id}: GET / answered {resp.status} with body {resp.body[:80]!r}, "
+                              f"expected 200 with {http.BODY!r}")
+        return resp
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        try:
+            return self.log_path.read_bytes()[-limit:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+
+    # -- stop ----------------------------------------------------------------------------
+    def stop(self) -> int | None:
+        """SIGTERM the process group, SIGKILL after stop_timeout; wait until all of it is gone."""
+        proc = self.proc
+        if proc is None:
+            self._tmp.cleanup()
+            return None
+        pgid = proc.pid  # a new session: the leader's pid is the group id
+        if proc.poll() is None:
+            self._signal_group(pgid, signal.SIGTERM)
+            try:
+                proc.wait(self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                self._signal_group(pgid, signal.SIGKILL)
+                proc.wait()
+        self.exit_code = proc.returncode
+        # Children the leader left behind (forked workers) die with the group.
+        deadline = time.monotonic() + self.stop_timeout
+        while process_group_pids(pgid):
+            if time.monotonic() > deadline:
+                self._signal_group(pgid, signal.SIGKILL)
+            time.sleep(0.02)
+        if proc.stdout:
+            proc.stdout.close()
+        if getattr(self, "_log", None):
+            self._log.close()
+        self.proc = None
+        self._tmp.cleanup()
+        return self.exit_code
+
+    @staticmethod
+    def _signal_group(pgid: int, sig: int) -> None:
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError as exc:  # pragma: no cover - only when pids are reused
+            if exc.errno != errno.EPERM:
+                raise
+
+    @property
+    def stopped_cleanly(self) -> bool:
+        """Exit 0 on SIGTERM is the contract; nginx exits 0 on SIGTERM too."""
+        return self.exit_code == 0

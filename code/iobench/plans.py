@@ -1,0 +1,60 @@
+"""What each dataset measures: servers x load points. Chapters add their own plans."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Point:
+    tool: str
+    connections: int
+    keepalive: bool = True
+    work_ms: float = 0.0
+
+    @property
+    def mode(self) -> str:
+        return "keepalive" if self.keepalive else "close"
+
+    def label(self) -> str:
+        work = f" work={self.work_ms:g}ms" if self.work_ms else ""
+        return f"{self.tool} {self.mode} c={self.connections}{work}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    dataset: str
+    description: str
+    servers: tuple[str, ...]
+    points: tuple[Point, ...]
+    smoke_points: tuple[Point, ...] = field(default=())  # empty: the first and last point
+    battery: bool = True
+
+    def points_for(self, profile: str) -> tuple[Point, ...]:
+        if profile == "smoke":
+            return self.smoke_points or tuple(dict.fromkeys((self.points[0], self.points[-1])))
+        return self.points
+
+
+def _sweep(tool: str, keepalive: bool, levels: tuple[int, ...]) -> tuple[Point, ...]:
+    return tuple(Point(tool, c, keepalive) for c in levels)
+
+
+BASELINES = Plan(
+    dataset="baselines",
+    description="nginx (one worker) and python's http.server on hello-world: the anchors of every chapter",
+    servers=("nginx", "python-http-server"),
+    points=(_sweep("wrk", True, (1, 10, 40, 100, 400, 1000))
+            + _sweep("wrk", False, (1, 10, 40, 100, 400))
+            + (Point("ab", 40, True), Point("ab", 40, False))),
+    smoke_points=(Point("wrk", 1, True), Point("wrk", 40, True), Point("wrk", 40, False),
+                  Point("ab", 40, True), Point("ab", 40, False)),
+)
+
+PLANS = {p.dataset: p for p in (BASELINES,)}
+
+
+def get(name: str) -> Plan:
+    try:
+        return PLANS[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(PLANS))}") from None

@@ -1,0 +1,46 @@
+"""Three ways to run the same notebook cell.
+
+replay  (default) show what a full run captured in data/; run nothing long.
+smoke   run every benchmark briefly into a scratch folder (tests and CI).
+full    publication runs, written into data/ (refusing to overwrite unless asked).
+
+The profile comes from the IOBENCH_PROFILE environment variable, so a reader can
+re-measure a chapter with ``IOBENCH_PROFILE=full make book`` without editing it.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .manifest import ROOT
+
+DATA = ROOT / "data"
+SCRATCH = ROOT / "_build" / "bench"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    duration_s: float      # one measured wrk run
+    warmup_s: float        # one discarded run of the same load before it
+    repeats: int           # per point, interleaved across servers
+    quiet_wait_s: float    # how long to wait for a quiet machine before measuring
+    time_wait_max_s: float  # how long to wait for TIME_WAIT sockets to drain between servers
+
+    def dest(self, dataset: str) -> Path:
+        return (DATA if self.name == "full" else SCRATCH / self.name) / dataset
+
+
+PROFILES = {
+    "smoke": Profile("smoke", duration_s=1.0, warmup_s=0.5, repeats=1, quiet_wait_s=2.0, time_wait_max_s=5.0),
+    "full": Profile("full", duration_s=10.0, warmup_s=2.0, repeats=3, quiet_wait_s=30.0, time_wait_max_s=75.0),
+}
+NAMES = ("replay", "smoke", "full")
+
+
+def current() -> str:
+    name = os.environ.get("IOBENCH_PROFILE", "replay")
+    if name not in NAMES:
+        raise ValueError(f"IOBENCH_PROFILE={name!r}: expected one of {', '.join(NAMES)}")
+    return name

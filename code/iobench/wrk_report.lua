@@ -1,0 +1,33 @@
+-- iobench's wrk script: after the run, print one machine-readable line with the
+-- totals, the error counts and the latency distribution (microseconds).
+--   IOBENCH {"requests": ..., "duration_us": ..., "p50_us": ..., ...}
+-- Used as: wrk -s code/iobench/wrk_report.lua ...
+local connection_close = os.getenv("IOBENCH_CONNECTION_CLOSE") == "1"
+
+function init(args)
+  if connection_close then
+    wrk.headers["Connection"] = "close"
+  end
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  local fields = {
+    string.format('"requests": %d', summary.requests),
+    string.format('"duration_us": %d', summary.duration),
+    string.format('"bytes": %d', summary.bytes),
+    string.format('"errors_connect": %d', e.connect),
+    string.format('"errors_read": %d', e.read),
+    string.format('"errors_write": %d', e.write),
+    string.format('"errors_status": %d', e.status),
+    string.format('"errors_timeout": %d', e.timeout),
+    string.format('"latency_mean_us": %.1f', latency.mean),
+    string.format('"latency_stdev_us": %.1f', latency.stdev),
+    string.format('"latency_max_us": %d', latency.max),
+  }
+  for _, p in ipairs({50, 90, 99, 99.9}) do
+    local name = string.gsub(tostring(p), "%.", "_")
+    table.insert(fields, string.format('"p%s_us": %d', name, latency:percentile(p)))
+  end
+  io.write("IOBENCH {" .. table.concat(fields, ", ") .. "}\n")
+end
