@@ -10,12 +10,13 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book test system setup kernels code unit site-test lab clean distclean help
+.PHONY: book test system setup kernels code unit site-test lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
 	@echo "make test   run every test: unit tests, a fresh book build, the site in Chromium"
 	@echo "make lab    open the chapters in JupyterLab"
+	@echo "make bench DATASET=baselines PROFILE=full [OVERWRITE=1]   measure a dataset into data/"
 
 ## make book: everything a reader needs, then the site.
 book: setup code
@@ -50,6 +51,11 @@ unit:
 SITE ?= _build/html
 site-test:
 	BOOK_SITE=$(abspath $(SITE)) python -m pytest -q code/tests -m site
+
+DATASET ?= baselines
+PROFILE ?= smoke
+bench: setup code
+	code/bin/iobench run $(DATASET) --profile $(PROFILE) $(if $(OVERWRITE),--overwrite)
 
 lab: setup
 	jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 book/

@@ -23,7 +23,7 @@ from typing import Callable
 from . import battery as battery_mod
 from . import drivers, manifest, metadata, sampler
 from .lifecycle import ServerProcess, Unsupported
-from .manifest import ServerOptions
+from .manifest import ROOT, ServerOptions
 from .plans import Plan, Point
 from .profiles import PROFILES, Profile
 from .results import DatasetWriter
@@ -71,7 +71,7 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:
-        p = subprocess.run(argv, env=os.environ | env, stdin=subprocess.DEVNULL,
+        p = subprocess.run(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
         output, code = p.stdout, p.returncode
     except subprocess.TimeoutExpired as exc:
@@ -148,6 +148,7 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
                                             + ("  NOISY" if row["noisy"] else "")
                                             if row["ok"] else f"FAILED {row['failure']}"))
                         stops.append({"server": server.id, "repeat": repeat, "work_ms": work_ms,
+                                      "argv": metadata.portable(srv.argv),
                                       "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1)})
                         if srv.exit_code != 0:
                             progress(f"warning: {server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-WRK_SCRIPT = HERE / "wrk_report.lua"
+# Load generators run with the repository root as their working directory (bench.run_load),
+# so the script's path in every recorded command line is the same on every machine.
+WRK_SCRIPT = "code/iobench/wrk_report.lua"
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Wrk(Driver):
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
         return ["wrk", "-t", str(spec.threads), "-c", str(spec.connections),
                 "-d", f"{spec.duration_s:g}s", "--timeout", f"{spec.timeout_s:g}s",
-                "-s", str(WRK_SCRIPT), url.rstrip("/") + spec.path]
+                "-s", WRK_SCRIPT, url.rstrip("/") + spec.path]
 
     def env(self, spec: LoadSpec) -> dict[str, str]:
         return {"IOBENCH_CONNECTION_CLOSE": "0" if spec.keepalive else "1"}
@@ -98,16 +98,19 @@ class Wrk(Driver):
             return LoadResult(ok=False, failure=f"wrk exit {returncode}: {last}")
         d = json.loads(line[len("IOBENCH "):])
         duration = d["duration_us"] / 1e6
+        # wrk keeps no latency for a request that timed out: with only those, there is none
+        has_latency = d["latency_max_us"] > 0
+        ms = (lambda us: us / 1e3) if has_latency else (lambda us: None)
         # wrk counts a request whose status is not 2xx/3xx as completed *and* as an error
         errors = d["errors_connect"] + d["errors_read"] + d["errors_write"] + d["errors_timeout"] + d["errors_status"]
         result = LoadResult(
             ok=True, requests=d["requests"], duration_s=duration,
             rps=d["requests"] / duration if duration > 0 else 0.0,
-            p50_ms=d["p50_us"] / 1e3, p90_ms=d["p90_us"] / 1e3, p99_ms=d["p99_us"] / 1e3,
-            mean_ms=d["latency_mean_us"] / 1e3, max_ms=d["latency_max_us"] / 1e3,
+            p50_ms=ms(d["p50_us"]), p90_ms=ms(d["p90_us"]), p99_ms=ms(d["p99_us"]),
+            mean_ms=ms(d["latency_mean_us"]), max_ms=ms(d["latency_max_us"]),
             errors=errors, errors_connect=d["errors_connect"], errors_read=d["errors_read"],
             errors_write=d["errors_write"], errors_timeout=d["errors_timeout"],
-            non2xx=d["errors_status"], bytes=d["bytes"], extra={"p99_9_ms": d["p99_9_us"] / 1e3})
+            non2xx=d["errors_status"], bytes=d["bytes"], extra={"p99_9_ms": ms(d["p99_9_us"])})
         # Cross-check with wrk's own text summary, which the raw output also holds.
         m = _WRK_SOCKET_ERRORS.search(output)
         if m and tuple(map(int, m.groups())) != (d["errors_connect"], d["errors_read"],
@@ -147,10 +150,10 @@ class Ab(Driver):
         complete = _ab_field(output, "Complete requests", int)
         if returncode != 0 or complete is None:
             # ab stops at the first socket error it cannot ignore and says why
-            errors = [ln.strip() for ln in output.splitlines()
-                      if re.search(r"apr_\w+|Connection refused|timeout|error", ln, re.IGNORECASE)]
+            errors = (re.findall(r"apr_\w+.*", output)
+                      or re.findall(r"[^\n]*(?:Connection refused|timed? ?out|error)[^\n]*", output, re.IGNORECASE))
             done = re.search(r"Total of (\d+) requests completed", output)
-            msg = errors[-1] if errors else (output.strip().splitlines() or ["no output"])[-1]
+            msg = errors[-1].strip() if errors else (output.strip().splitlines() or ["no output"])[-1]
             return LoadResult(ok=False, failure=f"ab exit {returncode}: {msg}",
                               requests=int(done.group(1)) if done else 0)
         failed = _ab_field(output, "Failed requests", int) or 0

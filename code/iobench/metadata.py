@@ -89,6 +89,12 @@ def git() -> dict:
     return {"commit": commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None, "dirty": bool(status)}
 
 
+def portable(argv: list[str]) -> list[str]:
+    """A command line without this checkout's location (data/ is shared between machines)."""
+    root = str(ROOT) + "/"
+    return [a.replace(root, "") for a in argv]
+
+
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -97,7 +103,7 @@ def collect(**extra) -> dict:
     """Everything about the machine and the tools, plus the caller's own fields."""
     meta = {
         "schema_version": SCHEMA_VERSION,
-        "harness_argv": sys.argv,
+        "harness_argv": portable([sys.executable] + sys.argv),
         "machine": {"kernel": kernel(), "cpu_model": cpu_model(), "cores": cores(),
                     "mem_total_kib": mem_total_kib(), "hostname": platform.node(),
                     "somaxconn": sysctl("net.core.somaxconn"),

@@ -1,0 +1,139 @@
+"""Servers always stop: after success, failure, timeout, Ctrl-C and even a killed harness,
+no process of theirs is left and their port is free."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench.lifecycle import ServerError, ServerProcess, Unsupported, port_is_listening, process_group_pids
+from iobench.manifest import Server, ServerOptions
+
+HERE = Path(__file__).resolve().parent
+CODE = HERE.parent
+
+
+def contract_server(mode: str = "ok") -> Server:
+    return Server(id=f"test-{mode}", model="test", lang="Python", summary="test server",
+                  argv=lambda o, w: [sys.executable, str(HERE / "servers" / "contract_server.py"),
+                                     "--port", str(o.port), "--mode", mode])
+
+
+def assert_gone(pgid: int, port: int | None) -> None:
+    # No live process of the group (a dead child that init has not reaped yet is a zombie:
+    # it holds no port, no memory and runs nothing).
+    assert process_group_pids(pgid) == []
+    if port:
+        assert not port_is_listening("127.0.0.1", port)
+        with socket.socket() as s:  # and it can be bound again
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", port))
+
+
+def test_success_stops_with_exit_0_and_frees_the_port():
+    with ServerProcess(contract_server(), cpus="0") as srv:
+        resp = srv.verify()
+        assert resp.status == 200
+        pgid, port = srv.pid, srv.port
+        assert srv.argv[:3] == ["taskset", "-c", "0"]  # pinned, started without a shell
+    assert srv.exit_code == 0 and srv.stopped_cleanly
+    assert_gone(pgid, port)
+
+
+def test_exception_inside_the_block_still_stops_the_server():
+    with pytest.raises(RuntimeError):
+        with ServerProcess(contract_server(), cpus=None) as srv:
+            pgid, port = srv.pid, srv.port
+            raise RuntimeError("the benchmark failed")
+    assert_gone(pgid, port)
+
+
+def test_no_ready_line_times_out_and_leaves_nothing():
+    srv = ServerProcess(contract_server("never-ready"), cpus=None, ready_timeout=1.0)
+    with pytest.raises(ServerError, match="no READY line"):
+        with srv:
+            pass
+    assert srv.proc is None
+    assert srv.exit_code == 0  # it was stopped with SIGTERM
+
+
+def test_exit_77_means_unsupported():
+    with pytest.raises(Unsupported, match="feature this kernel lacks"):
+        with ServerProcess(contract_server("unsupported"), cpus=None):
+            pass
+
+
+def test_setup_error_reports_the_failing_call():
+    with pytest.raises(ServerError, match="exit 1.*bind: Address already in use"):
+        with ServerProcess(contract_server("setup-error"), cpus=None):
+            pass
+
+
+def test_wrong_response_fails_verification():
+    with ServerProcess(contract_server("wrong-body"), cpus=None) as srv:
+        with pytest.raises(ServerError, match="expected 200"):
+            srv.verify()
+        pgid, port = srv.pid, srv.port
+    assert_gone(pgid, port)
+
+
+def test_sigterm_ignored_means_sigkill():
+    srv = ServerProcess(contract_server("ignore-term"), cpus=None, stop_timeout=0.5)
+    with srv:
+        pgid, port = srv.pid, srv.port
+    assert srv.exit_code == -signal.SIGKILL and not srv.stopped_cleanly
+    assert_gone(pgid, port)
+
+
+def test_forked_children_are_stopped_with_the_group():
+    srv = ServerProcess(contract_server("fork-child"), cpus=None, stop_timeout=1.0)
+    with srv:
+        pgid, port = srv.pid, srv.port
+        deadline = time.monotonic() + 5
+        while len(process_group_pids(pgid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(process_group_pids(pgid)) == 2
+    assert_gone(pgid, port)
+
+
+HARNESS = """
+import sys, time
+sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
+from test_lifecycle import contract_server
+from iobench.lifecycle import ServerProcess
+with ServerProcess(contract_server(), cpus=None) as srv:
+    print(srv.pid, srv.port, flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_harness_leaves_no_server(sig):
+    """Ctrl-C (SIGINT) runs the cleanup; even SIGKILL of the harness takes the server down."""
+    harness = subprocess.Popen([sys.executable, "-c", HARNESS.format(code=str(CODE), tests=str(HERE))],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pgid, port = map(int, harness.stdout.readline().split())
+    assert port_is_listening("127.0.0.1", port)
+    harness.send_signal(sig)
+    harness.wait(10)
+    deadline = time.monotonic() + 5
+    while process_group_pids(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert_gone(pgid, port)
+    if sig == signal.SIGINT:
+        assert "KeyboardInterrupt" in harness.stderr.read()
+
+
+def test_baselines_start_verify_and_stop():
+    from iobench.manifest import get
+
+    for sid in ("nginx", "python-http-server"):
+        with ServerProcess(get(sid), ServerOptions(), cpus=None) as srv:
+            srv.verify()
+            pgid, port = srv.pid, srv.port
+        assert srv.exit_code == 0, f"{sid} exited {srv.exit_code}"
+        assert_gone(pgid, port)

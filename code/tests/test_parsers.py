@@ -1,0 +1,104 @@
+"""The load-generator parsers, against outputs captured from real runs (fixtures/capture.py)."""
+from pathlib import Path
+
+import pytest
+
+from iobench import drivers
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def parse(name: str) -> drivers.LoadResult:
+    text = (FIXTURES / f"{name}.txt").read_text()
+    header, _, output = text.partition("\n# exit: ")
+    code, _, output = output.partition("\n")
+    return drivers.get(name.split("_")[0]).parse(output, int(code))
+
+
+def test_wrk_keepalive():
+    r = parse("wrk_ok_keepalive")
+    assert r.ok and r.errors == 0
+    assert r.requests == 140744
+    assert r.duration_s == pytest.approx(1.002619, abs=1e-6)
+    assert r.rps == pytest.approx(140744 / 1.002619)
+    assert (r.p50_ms, r.p99_ms) == (pytest.approx(0.057), pytest.approx(0.133))
+
+
+def test_wrk_connection_close():
+    r = parse("wrk_ok_close")
+    assert r.ok and r.requests == 20824 and r.errors == 0
+    assert r.p50_ms < r.p90_ms < r.p99_ms <= r.max_ms
+
+
+def test_wrk_socket_errors_from_a_server_that_does_not_read():
+    r = parse("wrk_socket_errors")
+    assert r.ok
+    assert (r.errors_connect, r.errors_read, r.errors_write, r.errors_timeout) == (0, 182, 25549, 0)
+    assert r.errors == 182 + 25549
+
+
+def test_wrk_non2xx_counts_as_errors():
+    r = parse("wrk_non2xx")
+    assert r.ok and r.non2xx == r.requests == 107643 and r.errors == r.non2xx
+
+
+def test_wrk_timeouts_leave_no_latency():
+    r = parse("wrk_timeouts")
+    assert r.ok and r.errors_timeout == 20 and r.errors == 20
+    assert r.p50_ms is None and r.p99_ms is None  # wrk records no latency for timed-out requests
+
+
+def test_wrk_that_could_not_connect_is_a_failed_run():
+    r = parse("wrk_refused")
+    assert not r.ok
+    assert "exit 1" in r.failure and "Connection refused" in r.failure
+    assert r.rps == 0
+
+
+def test_wrk_parser_rejects_inconsistent_summaries():
+    text = (FIXTURES / "wrk_socket_errors.txt").read_text().split("# exit: 0\n", 1)[1]
+    tampered = text.replace("write 25549", "write 1")
+    with pytest.raises(ValueError, match="disagree"):
+        drivers.get("wrk").parse(tampered, 0)
+
+
+def test_ab_keepalive():
+    r = parse("ab_ok_keepalive")
+    assert r.ok and r.requests == 145107 and r.errors == 0
+    assert r.extra["keepalive_requests"] == 145107
+    assert r.rps == pytest.approx(145107, rel=0.01)
+
+
+def test_ab_close():
+    r = parse("ab_ok_close")
+    assert r.ok and r.requests == 19901 and r.extra["keepalive_requests"] == 0
+    assert r.p99_ms == 1.0  # ab reports whole milliseconds
+
+
+def test_ab_non2xx():
+    r = parse("ab_non2xx")
+    assert r.ok and r.non2xx == 2000 and r.errors == 2000
+
+
+@pytest.mark.parametrize("name, code, message", [
+    ("ab_refused", 111, "apr_socket_recv: Connection refused (111)"),
+    ("ab_timeout", 119, "apr_pollset_poll: The timeout specified has expired (70007)"),
+    ("ab_reset", 119, "apr_pollset_poll: The timeout specified has expired (70007)"),
+])
+def test_ab_failed_runs(name, code, message):
+    r = parse(name)
+    assert not r.ok
+    assert r.failure == f"ab exit {code}: {message}"
+
+
+def test_ab_failed_run_keeps_the_completed_count():
+    assert parse("ab_reset").requests == 40
+
+
+def test_driver_argv_is_a_list_without_shell():
+    spec = drivers.LoadSpec("wrk", 40, keepalive=False, duration_s=10)
+    argv = drivers.get("wrk").argv(spec, "http://127.0.0.1:8080/")
+    assert argv[:5] == ["wrk", "-t", "1", "-c", "40"]
+    assert drivers.get("wrk").env(spec) == {"IOBENCH_CONNECTION_CLOSE": "1"}
+    ab = drivers.get("ab").argv(drivers.LoadSpec("ab", 10, duration_s=3), "http://127.0.0.1:8080/")
+    assert ab[:5] == ["ab", "-t", "3", "-n", "10000000"] and "-k" in ab
