@@ -40,9 +40,10 @@ code:
 	$(MAKE) -C code all
 
 ## make test: everything, from unit tests to the site in a real browser.
+# The test build runs every benchmark cell for real, briefly (IOBENCH_PROFILE=smoke).
 test: setup code unit
 	rm -rf _build/test
-	code/tools/build-book . _build/test
+	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test
 	$(MAKE) site-test SITE=_build/test/_build/html
 
 unit:

@@ -18,4 +18,4 @@ Modules, one concern each:
     plots       the standard plots, with machine and date in every caption
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: TCP counters (listen overflows, retransmits) per row

@@ -77,6 +77,22 @@ def cmd_show(args) -> int:
     return 0
 
 
+def cmd_obtain(args) -> int:
+    """What a bash or Java page calls: replay data/<name>, or measure it (IOBENCH_PROFILE)."""
+    from .dataset import obtain
+
+    try:
+        ds = obtain(args.dataset)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(ds.describe())
+    cols = ["server", "tool", "mode", "connections", "work_ms", "repeats", "rps", "rps_min", "rps_max",
+            "p99_ms", "cpu_us_per_req", "errors", "generator_bound"]
+    print(ds.summary()[cols].round(2).to_string(index=False))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
@@ -105,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("dataset", nargs="?", default="baselines")
     show.add_argument("--path")
     show.set_defaults(fn=cmd_show)
+
+    obt = sub.add_parser("obtain", help="replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full")
+    obt.add_argument("dataset")
+    obt.set_defaults(fn=cmd_obtain)
 
     args = ap.parse_args(argv)
     return args.fn(args)

@@ -85,7 +85,7 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
 
 def load_spec(point: Point, duration_s: float) -> drivers.LoadSpec:
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
-                            duration_s=duration_s)
+                            duration_s=duration_s, requests=point.requests)
 
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
@@ -130,6 +130,9 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
                     continue
                 by_work: dict[float, list[Point]] = {}
                 for p in points:
+                    if p.work_ms and "work_ms" not in server.supports:
+                        done += 1  # a baseline cannot simulate work: no such point for it
+                        continue
                     by_work.setdefault(p.work_ms, []).append(p)
                 for work_ms, group in by_work.items():
                     waited = wait_time_wait_drained(progress, profile.time_wait_max_s)
@@ -181,7 +184,8 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     driver = drivers.get(point.tool)
     server = srv.server
     base = ["taskset", "-c", client_cpus] if client_cpus else []
-    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
+    n = f"-n{point.requests}" if point.requests else ""
+    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}-r{repeat}"
 
     # Warm-up: the same load, shorter; its output is kept too, but never measured.
     warm = load_spec(point, profile.warmup_s)
@@ -194,9 +198,11 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     spec = load_spec(point, profile.duration_s)
     argv = base + driver.argv(spec, srv.url)
     started = _now()
+    tcp0 = sampler.tcp_counters()
     sampling = sampler.GroupSampler(srv.pid).start()
     output, code, client_cpu, wall = run_load(argv, driver.env(spec), profile.duration_s * 4 + 120)
     usage = sampling.stop()
+    tcp = {k: v - tcp0.get(k, 0) for k, v in sampler.tcp_counters().items()}
     raw_file = writer.write_raw(stem + ".txt", raw_text(argv, driver.env(spec), output, code, started))
     result = driver.parse(output, code)
 
@@ -214,6 +220,8 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
         "server_procs_max": usage.procs_max, "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * spec.threads,
         "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
+        "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
+        "tcp_retrans_segs": tcp.get("RetransSegs"),
         "raw_file": raw_file, "server_cpus": srv.cpus or "", "client_cpus": client_cpus or "",
         "profile": profile.name, "run_id": run_id, "started_at": started,
     }

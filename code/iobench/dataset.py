@@ -52,8 +52,8 @@ class Dataset:
         return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
                 f"on {self.meta['started_at']} at commit {commit}.\n"
                 f"Machine: {self.machine()}.\n"
-                f"Tools: {self.meta['versions']['wrk']}; {self.meta['versions']['ab']}; "
-                f"{self.meta['versions']['nginx']}.")
+                f"Tools: {self.meta['versions']['wrk'].split(' Copyright')[0]}; "
+                f"{self.meta['versions']['ab'].removeprefix('This is ')}; {self.meta['versions']['nginx']}.")
 
     def summary(self) -> pd.DataFrame:
         """Median and min-max over repeats of each point (failed runs excluded)."""

@@ -109,6 +109,50 @@ register(Server(
     argv=_python_http_argv))
 
 
+# ---- the C servers (code/c/servers, built by code/c/Makefile) -------------------------------
+
+C_BUILD = CODE / "c" / "build"
+
+
+def contract_argv(binary: Path) -> Callable[[ServerOptions, Path], list[str]]:
+    """The contract's command line for a compiled server."""
+    def argv(opts: ServerOptions, workdir: Path) -> list[str]:
+        a = [str(binary), "--port", str(opts.port), "--host", opts.host]
+        if opts.work_ms:
+            a += ["--work-ms", f"{opts.work_ms:g}"]
+        if opts.spin_us:
+            a += ["--spin-us", f"{opts.spin_us:g}"]
+        if opts.pool:
+            a += ["--pool", str(opts.pool)]
+        return a
+    return argv
+
+
+def c_server(server_id: str, model: str, summary: str, build_dir: Path = C_BUILD) -> Server:
+    return Server(id=server_id, model=model, lang="C", summary=summary,
+                  argv=contract_argv(build_dir / server_id),
+                  build=("-C", str(CODE / "c"), str(Path("build") / server_id)),
+                  supports=frozenset({"work_ms", "spin_us", "pool"}))
+
+
+C_SERVERS = [
+    ("c-sequential", "blocking, one connection at a time", "accept, serve, close: one client at a time"),
+    ("c-fork", "process per connection", "fork() for every connection"),
+    ("c-prefork", "prefork process pool", "a fixed pool of processes blocking in accept()"),
+    ("c-thread", "thread per connection", "a new pthread for every connection"),
+    ("c-threadpool", "thread pool, bounded queue", "an acceptor feeding a fixed pool of threads"),
+    ("c-coroutine", "coroutines (ucontext) over epoll", "user-space context switches, one coroutine per connection"),
+    ("c-select", "reactor: select", "one event loop over select(2)"),
+    ("c-poll", "reactor: poll", "one event loop over poll(2)"),
+    ("c-epoll", "reactor: epoll, level-triggered", "one event loop over epoll(7)"),
+    ("c-epoll-et", "reactor: epoll, edge-triggered", "one event loop over epoll(7) with EPOLLET"),
+    ("c-epoll-reuseport", "one epoll reactor per core", "an epoll loop per core, each with its own SO_REUSEPORT socket"),
+    ("c-uring", "proactor: io_uring", "accept, recv and send queued on io_uring"),
+]
+for _id, _model, _summary in C_SERVERS:
+    register(c_server(_id, _model, _summary))
+
+
 def get(server_id: str) -> Server:
     try:
         return SERVERS[server_id]

@@ -10,6 +10,7 @@ class Point:
     connections: int
     keepalive: bool = True
     work_ms: float = 0.0
+    requests: int = 0  # ab only: a request count (-n) instead of the profile's duration
 
     @property
     def mode(self) -> str:
@@ -17,7 +18,8 @@ class Point:
 
     def label(self) -> str:
         work = f" work={self.work_ms:g}ms" if self.work_ms else ""
-        return f"{self.tool} {self.mode} c={self.connections}{work}"
+        n = f" n={self.requests}" if self.requests else ""
+        return f"{self.tool} {self.mode} c={self.connections}{n}{work}"
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,21 @@ BASELINES = Plan(
                   Point("ab", 40, True), Point("ab", 40, False)),
 )
 
-PLANS = {p.dataset: p for p in (BASELINES,)}
+C_IDS = ("c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool", "c-coroutine",
+         "c-select", "c-poll", "c-epoll", "c-epoll-et", "c-epoll-reuseport", "c-uring")
+
+C_SERVERS = Plan(
+    dataset="c-servers",
+    description="every C server and nginx: hello-world from 1 to 1000 connections, "
+                "Connection: close, and 20 ms of simulated work at 40 connections",
+    servers=("nginx",) + C_IDS,
+    points=(_sweep("wrk", True, (1, 40, 1000))
+            + (Point("wrk", 40, False), Point("wrk", 40, True, work_ms=20.0))),
+    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0)),
+    battery=True,
+)
+
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS)}
 
 
 def get(name: str) -> Plan:

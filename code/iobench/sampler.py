@@ -92,6 +92,28 @@ def group_snapshot(pgid: int) -> GroupSnapshot:
     return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(pids), vcsw, ivcsw)
 
 
+def tcp_counters() -> dict[str, int]:
+    """Machine-wide TCP counters (as `nstat` shows them) that explain stalls and errors:
+    ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt) and
+    RetransSegs (segments sent again)."""
+    wanted = {"TcpExt": ("ListenOverflows", "ListenDrops"), "Tcp": ("RetransSegs",)}
+    out: dict[str, int] = {}
+    for path in ("/proc/net/netstat", "/proc/net/snmp"):
+        try:
+            with open(path) as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for names, values in zip(lines[::2], lines[1::2]):
+            prefix, *keys = names.split()
+            prefix = prefix.rstrip(":")
+            vals = values.split()[1:]
+            for k, v in zip(keys, vals):
+                if k in wanted.get(prefix, ()):
+                    out[k] = int(v)
+    return out
+
+
 def system_busy_s() -> float:
     """CPU seconds all cores spent busy since boot (user+nice+system+irq+softirq+steal)."""
     with open("/proc/stat") as f:

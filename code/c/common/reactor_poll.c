@@ -1,0 +1,87 @@
+/*
+ * reactor_poll.c: the reactor API over poll(2): no descriptor limit, but the kernel
+ * still scans the whole array on every call, and so do we.
+ */
+#include "reactor.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+
+struct reactor {
+    struct pollfd *fds; /* compact array of watched descriptors */
+    int *slot;          /* fd -> index in fds, or -1 */
+    int count, setsize;
+};
+
+struct reactor *reactor_create(int setsize)
+{
+    struct reactor *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->fds = calloc((size_t)setsize, sizeof *r->fds);
+    r->slot = malloc((size_t)setsize * sizeof *r->slot);
+    if (r->fds == NULL || r->slot == NULL) {
+        reactor_free(r);
+        return NULL;
+    }
+    for (int i = 0; i < setsize; i++)
+        r->slot[i] = -1;
+    r->setsize = setsize;
+    return r;
+}
+
+void reactor_free(struct reactor *r)
+{
+    free(r->fds);
+    free(r->slot);
+    free(r);
+}
+
+int reactor_set(struct reactor *r, int fd, int mask)
+{
+    if (fd < 0 || fd >= r->setsize) {
+        errno = EMFILE;
+        return -1;
+    }
+    int i = r->slot[fd];
+    if (i < 0) {
+        i = r->slot[fd] = r->count++;
+        r->fds[i].fd = fd;
+    }
+    r->fds[i].events = (short)(((mask & R_READABLE) ? POLLIN : 0) | ((mask & R_WRITABLE) ? POLLOUT : 0));
+    return 0;
+}
+
+int reactor_del(struct reactor *r, int fd)
+{
+    if (fd < 0 || fd >= r->setsize || r->slot[fd] < 0)
+        return 0;
+    int i = r->slot[fd], last = --r->count; /* move the last entry into the hole */
+    r->fds[i] = r->fds[last];
+    r->slot[r->fds[i].fd] = i;
+    r->slot[fd] = -1;
+    return 0;
+}
+
+int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)
+{
+    int n = poll(r->fds, (nfds_t)r->count, timeout_ms);
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    int count = 0;
+    for (int i = 0; i < r->count && count < max && n > 0; i++) {
+        short re = r->fds[i].revents;
+        if (re == 0)
+            continue;
+        n--;
+        int mask = ((re & (POLLIN | POLLHUP | POLLERR)) ? R_READABLE : 0) | ((re & POLLOUT) ? R_WRITABLE : 0);
+        events[count++] = (struct reactor_event){r->fds[i].fd, mask};
+    }
+    return count;
+}
+
+const char *reactor_name(void)
+{
+    return "poll";
+}

@@ -1,0 +1,95 @@
+/*
+ * reactor_select.c: the reactor API over select(2). fd_set holds FD_SETSIZE (1024)
+ * descriptors, so this backend refuses larger ones: select's famous limit.
+ */
+#include "reactor.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+
+struct reactor {
+    fd_set rfds, wfds;
+    int maxfd;
+    unsigned char *mask; /* per fd; 0 = not registered */
+    int setsize;
+};
+
+struct reactor *reactor_create(int setsize)
+{
+    struct reactor *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->setsize = setsize < FD_SETSIZE ? setsize : FD_SETSIZE;
+    r->mask = calloc((size_t)r->setsize, 1);
+    if (r->mask == NULL) {
+        free(r);
+        return NULL;
+    }
+    FD_ZERO(&r->rfds);
+    FD_ZERO(&r->wfds);
+    r->maxfd = -1;
+    return r;
+}
+
+void reactor_free(struct reactor *r)
+{
+    free(r->mask);
+    free(r);
+}
+
+int reactor_set(struct reactor *r, int fd, int mask)
+{
+    if (fd < 0 || fd >= r->setsize) {
+        errno = EMFILE; /* select cannot watch this descriptor */
+        return -1;
+    }
+    if (mask & R_READABLE)
+        FD_SET(fd, &r->rfds);
+    else
+        FD_CLR(fd, &r->rfds);
+    if (mask & R_WRITABLE)
+        FD_SET(fd, &r->wfds);
+    else
+        FD_CLR(fd, &r->wfds);
+    r->mask[fd] = (unsigned char)(mask | 0x80);
+    if (fd > r->maxfd)
+        r->maxfd = fd;
+    return 0;
+}
+
+int reactor_del(struct reactor *r, int fd)
+{
+    if (fd < 0 || fd >= r->setsize)
+        return 0;
+    FD_CLR(fd, &r->rfds);
+    FD_CLR(fd, &r->wfds);
+    r->mask[fd] = 0;
+    while (r->maxfd >= 0 && r->mask[r->maxfd] == 0)
+        r->maxfd--;
+    return 0;
+}
+
+int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)
+{
+    fd_set rf, wf;
+    memcpy(&rf, &r->rfds, sizeof rf); /* select overwrites its sets: copy them every call */
+    memcpy(&wf, &r->wfds, sizeof wf);
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    int n = select(r->maxfd + 1, &rf, &wf, NULL, timeout_ms < 0 ? NULL : &tv);
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    int count = 0;
+    for (int fd = 0; fd <= r->maxfd && count < max; fd++) { /* O(maxfd) every call */
+        int mask = (FD_ISSET(fd, &rf) ? R_READABLE : 0) | (FD_ISSET(fd, &wf) ? R_WRITABLE : 0);
+        if (mask)
+            events[count++] = (struct reactor_event){fd, mask};
+    }
+    return count;
+}
+
+const char *reactor_name(void)
+{
+    return "select";
+}

@@ -1,0 +1,200 @@
+/*
+ * server.c: see server.h.
+ */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile sig_atomic_t stop_requested = 0;
+
+_Noreturn void die(const char *call)
+{
+    fprintf(stderr, "error: %s: %s\n", call, strerror(errno));
+    exit(EXIT_SETUP);
+}
+
+static _Noreturn void usage(const char *prog, const char *extra)
+{
+    fprintf(stderr,
+            "usage: %s [--port N] [--host ADDR] [--work-ms MS] [--spin-us US] [--pool N] [--backlog N]%s\n"
+            "  --port 0 (default) picks a free port; prints READY port=N once listening\n",
+            prog, extra ? extra : "");
+    exit(EXIT_SETUP);
+}
+
+static double parse_number(const char *prog, const char *flag, const char *s, double max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || v < 0 || v > max) {
+        fprintf(stderr, "%s: %s wants a number from 0 to %g, not '%s'\n", prog, flag, max, s);
+        exit(EXIT_SETUP);
+    }
+    return v;
+}
+
+void parse_options(int argc, char **argv, struct options *opts, const char *usage_extra)
+{
+    static const struct option longopts[] = {
+        {"port", required_argument, NULL, 'p'},    {"host", required_argument, NULL, 'H'},
+        {"work-ms", required_argument, NULL, 'w'}, {"spin-us", required_argument, NULL, 's'},
+        {"pool", required_argument, NULL, 'n'},    {"backlog", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    *opts = (struct options){.host = "127.0.0.1", .port = 0, .backlog = 4096, .idle_timeout_s = 2};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': opts->port = (int)parse_number(argv[0], "--port", optarg, 65535); break;
+        case 'H': opts->host = optarg; break;
+        case 'w': opts->work_ms = parse_number(argv[0], "--work-ms", optarg, 60000); break;
+        case 's': opts->spin_us = parse_number(argv[0], "--spin-us", optarg, 60e6); break;
+        case 'n': opts->pool = (int)parse_number(argv[0], "--pool", optarg, 100000); break;
+        case 'b': opts->backlog = (int)parse_number(argv[0], "--backlog", optarg, 1 << 20); break;
+        default: usage(argv[0], usage_extra);
+        }
+    }
+    if (optind != argc)
+        usage(argv[0], usage_extra);
+}
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop; /* no SA_RESTART: accept() and read() return EINTR */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+        die("sigaction");
+    sa.sa_handler = SIG_IGN;
+    if (sigaction(SIGPIPE, &sa, NULL) != 0)
+        die("sigaction(SIGPIPE)");
+}
+
+int listen_socket(const struct options *opts, int reuseport, int nonblocking)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opts->port)};
+    if (inet_pton(AF_INET, opts->host, &addr.sin_addr) != 1) {
+        fprintf(stderr, "error: inet_pton: '%s' is not an IPv4 address\n", opts->host);
+        exit(EXIT_SETUP);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+    if (fd < 0)
+        die("socket");
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+        die("setsockopt(SO_REUSEADDR)");
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+        die("setsockopt(SO_REUSEPORT)");
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
+        die("bind");
+    if (listen(fd, opts->backlog) != 0)
+        die("listen");
+    return fd;
+}
+
+void announce_ready(int listen_fd)
+{
+    struct sockaddr_in addr;
+    socklen_t len = sizeof addr;
+    if (getsockname(listen_fd, (struct sockaddr *)&addr, &len) != 0)
+        die("getsockname");
+    printf("READY port=%d\n", ntohs(addr.sin_port));
+    if (fflush(stdout) != 0)
+        die("fflush(stdout)");
+}
+
+void do_work(const struct options *opts)
+{
+    if (opts->work_ms > 0) {
+        struct timespec ts = {.tv_sec = (time_t)(opts->work_ms / 1000),
+                              .tv_nsec = (long)((opts->work_ms - 1000.0 * (time_t)(opts->work_ms / 1000)) * 1e6)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
+            ;
+    }
+    if (opts->spin_us > 0) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3 < opts->spin_us);
+    }
+}
+
+ssize_t write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR && !stop_requested)
+                continue;
+            return -1;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+void serve_connection(int fd, const struct options *opts)
+{
+    char buf[HTTP_MAX_REQUEST];
+    size_t len = 0;
+    struct timeval idle = {.tv_sec = opts->idle_timeout_s};
+    /* A silent client must not hold a blocking server forever (nor a thread). */
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) != 0) {
+        close(fd);
+        return;
+    }
+    for (;;) {
+        struct http_request req;
+        enum http_status st;
+        while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
+            do_work(opts);
+            size_t n;
+            const char *resp = http_response(req.keep_alive, &n);
+            if (write_all(fd, resp, n) < 0 || !req.keep_alive)
+                goto done;
+            len -= req.length;
+            memmove(buf, buf + req.length, len);
+        }
+        if (st != HTTP_INCOMPLETE) {
+            size_t n;
+            const char *resp = http_error_response(st, &n);
+            (void)write_all(fd, resp, n);
+            goto done;
+        }
+        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        if (r < 0 && errno == EINTR && !stop_requested)
+            continue;
+        if (r <= 0)
+            goto done; /* EOF, error, idle timeout or stop */
+        len += (size_t)r;
+    }
+done:
+    close(fd);
+}

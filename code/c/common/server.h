@@ -1,0 +1,61 @@
+/*
+ * server.h: what every C server of the book shares besides HTTP.
+ *
+ * - The server contract's options: --port N (0 = any), --host A, --work-ms N (sleep per
+ *   request), --spin-us N (busy CPU per request), --pool N, --backlog N.
+ * - Listening: a socket bound to 127.0.0.1 by default, then exactly "READY port=N".
+ * - Stopping: SIGTERM sets a flag (or, where a model cannot poll a flag, ends the
+ *   process) and the server exits 0; a setup error exits 1 naming the failing call;
+ *   a model this machine cannot run exits 77.
+ * - Blocking IO helpers: write everything, and serve one connection to its end.
+ */
+#ifndef IOM_SERVER_H
+#define IOM_SERVER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define EXIT_SETUP 1
+#define EXIT_UNSUPPORTED 77
+
+struct options {
+    const char *host;
+    int port;
+    double work_ms;
+    double spin_us;
+    int pool;     /* 0: the model's default */
+    int backlog;
+    int idle_timeout_s; /* blocking servers: drop a connection silent this long */
+};
+
+extern volatile sig_atomic_t stop_requested;
+
+/* Parse the contract's flags; print usage and exit 1 on a bad one. */
+void parse_options(int argc, char **argv, struct options *opts, const char *usage_extra);
+
+/* Exit 1 after "error: <call>: <strerror(errno)>" on stderr. */
+_Noreturn void die(const char *call);
+
+/* SIGTERM/SIGINT set stop_requested (no SA_RESTART: blocking calls return EINTR).
+ * SIGPIPE is ignored: a peer that went away is an EPIPE, not a crash. */
+void install_signals(void);
+
+/* socket, SO_REUSEADDR, bind, listen; optional SO_REUSEPORT and O_NONBLOCK. Dies on error. */
+int listen_socket(const struct options *opts, int reuseport, int nonblocking);
+
+/* Print "READY port=N" for the bound socket and flush. */
+void announce_ready(int listen_fd);
+
+/* The simulated work of one request: sleep work_ms, then spin spin_us. */
+void do_work(const struct options *opts);
+
+/* write() until all n bytes are out; -1 on error (errno set). */
+ssize_t write_all(int fd, const void *buf, size_t n);
+
+/* Blocking servers: read, parse and answer requests on fd until the peer closes, asks to
+ * close, sends something malformed, stays silent idle_timeout_s, or stop is requested.
+ * Closes fd. */
+void serve_connection(int fd, const struct options *opts);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * c-coroutine: blocking-style code on user-space threads (ucontext), one per connection,
+ * scheduled by an epoll loop: the source write-up 002's "server-4", done in full.
+ *
+ * Each connection runs serve() on its own small stack and reads and writes as if it
+ * blocked; when a call would block (EAGAIN), co_wait() records what it waits for and
+ * swapcontext()s back to the scheduler, which resumes it when epoll says the socket is
+ * ready, or when its simulated work's timer expires. All in one kernel thread: a
+ * context switch here is a few register saves, not a trip through the kernel scheduler.
+ *
+ * Build: make -C code/c build/c-coroutine     Run: code/c/build/c-coroutine --port 8080
+ * Chapter: book/c/coroutines.md
+ */
+#define _GNU_SOURCE
+#include "../common/http.h"
+#include "../common/server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define STACK_SIZE (32 * 1024)
+#define MAX_EVENTS 512
+
+struct coro {
+    ucontext_t ctx;
+    int fd;
+    int done;
+    double wake_ms;          /* > 0: sleeping until then */
+    struct coro *next_sleeper;
+    char stack[STACK_SIZE];
+};
+
+static struct options opts;
+static ucontext_t scheduler;
+static struct coro *current;
+static struct coro *sleepers;
+static int epfd;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// BEGIN co-wait
+/* Park the current coroutine until fd is ready for `events`; back to the scheduler. */
+static void co_wait(int events)
+{
+    struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = current};
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, current->fd, &ev) != 0)
+        die("epoll_ctl(MOD)");
+    swapcontext(&current->ctx, &scheduler);
+}
+
+static void co_sleep(double ms)
+{
+    current->wake_ms = now_ms() + ms;
+    current->next_sleeper = sleepers;
+    sleepers = current;
+    swapcontext(&current->ctx, &scheduler);
+}
+
+static ssize_t co_read(int fd, char *buf, size_t n)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, n);
+        if (r >= 0 || (errno != EAGAIN && errno != EINTR))
+            return r;
+        if (errno == EAGAIN)
+            co_wait(EPOLLIN);
+    }
+}
+// END co-wait
+
+static int co_write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w > 0) {
+            buf += w;
+            n -= (size_t)w;
+        } else if (errno == EAGAIN) {
+            co_wait(EPOLLOUT);
+        } else if (errno != EINTR) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+// BEGIN serve
+/* The connection's whole life, written as if every call blocked. */
+static void serve(void)
+{
+    int fd = current->fd;
+    char buf[HTTP_MAX_REQUEST];
+    size_t len = 0;
+    for (;;) {
+        struct http_request req;
+        enum http_status st;
+        while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
+            if (opts.work_ms > 0)
+                co_sleep(opts.work_ms); /* other connections run meanwhile */
+            if (opts.spin_us > 0) {
+                struct options spin = opts;
+                spin.work_ms = 0;
+                do_work(&spin);
+            }
+            size_t n;
+            const char *resp = http_response(req.keep_alive, &n);
+            if (co_write_all(fd, resp, n) != 0 || !req.keep_alive)
+                goto done;
+            len -= req.length;
+            memmove(buf, buf + req.length, len);
+        }
+        if (st != HTTP_INCOMPLETE) {
+            size_t n;
+            const char *resp = http_error_response(st, &n);
+            (void)co_write_all(fd, resp, n);
+            goto done;
+        }
+        ssize_t r = co_read(fd, buf + len, sizeof buf - len);
+        if (r <= 0)
+            goto done;
+        len += (size_t)r;
+    }
+done:
+    current->done = 1;
+}
+// END serve
+
+static void resume(struct coro *c)
+{
+    current = c;
+    swapcontext(&scheduler, &c->ctx);
+    current = NULL;
+    if (c->done) {
+        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        free(c);
+    }
+}
+
+static void spawn(int fd)
+{
+    struct coro *c = calloc(1, sizeof *c);
+    struct epoll_event ev = {.events = 0, .data.ptr = NULL};
+    if (c == NULL || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        free(c);
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    if (getcontext(&c->ctx) != 0)
+        die("getcontext");
+    c->ctx.uc_stack.ss_sp = c->stack;
+    c->ctx.uc_stack.ss_size = sizeof c->stack;
+    c->ctx.uc_link = &scheduler; /* when serve() returns, come back here */
+    makecontext(&c->ctx, serve, 0);
+    resume(c);
+}
+
+/* Wake every sleeper whose time has come; return ms until the next one (-1: none).
+ * A woken coroutine may go back to sleep at once, so the next deadline is computed
+ * only after every due one has run. */
+static int wake_sleepers(void)
+{
+    for (;;) {
+        double now = now_ms();
+        struct coro *ready = NULL;
+        for (struct coro **p = &sleepers; *p;) {
+            struct coro *c = *p;
+            if (c->wake_ms <= now) {
+                *p = c->next_sleeper;
+                c->next_sleeper = ready;
+                ready = c;
+            } else {
+                p = &c->next_sleeper;
+            }
+        }
+        if (ready == NULL)
+            break;
+        while (ready) {
+            struct coro *c = ready;
+            ready = c->next_sleeper;
+            c->wake_ms = 0;
+            resume(c);
+        }
+    }
+    double now = now_ms(), next = -1;
+    for (struct coro *c = sleepers; c; c = c->next_sleeper)
+        if (next < 0 || c->wake_ms - now < next)
+            next = c->wake_ms - now;
+    return next < 0 ? -1 : (int)next + 1;
+}
+
+int main(int argc, char **argv)
+{
+    parse_options(argc, argv, &opts, NULL);
+    install_signals();
+    int lfd = listen_socket(&opts, 0, 1);
+    if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+        die("epoll_create1");
+    struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &lev) != 0)
+        die("epoll_ctl(ADD listen)");
+    announce_ready(lfd);
+
+    // BEGIN scheduler
+    struct epoll_event events[MAX_EVENTS];
+    while (!stop_requested) {
+        int n = epoll_wait(epfd, events, MAX_EVENTS, wake_sleepers());
+        if (n < 0 && errno != EINTR)
+            die("epoll_wait");
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.ptr == NULL) { /* the listening socket */
+                int fd;
+                while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+                    spawn(fd);
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED && errno != EMFILE)
+                    die("accept4");
+            } else {
+                resume(events[i].data.ptr);
+            }
+        }
+    }
+    // END scheduler
+    close(lfd);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * c-fork: a new process for every connection (the classic inetd / Apache 1 model).
+ *
+ * The parent blocks in accept() and forks; the child serves the connection and exits.
+ * Children are reaped in the accept loop (not ignored), so their CPU time is added to
+ * the parent's and the harness sees the whole cost of forking.
+ *
+ * Build: make -C code/c build/c-fork     Run: code/c/build/c-fork --port 8080
+ * Chapter: book/c/blocking.md
+ */
+#define _GNU_SOURCE
+#include "../common/server.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void reap_children(void)
+{
+    int saved = errno; /* callers still need accept's errno */
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    errno = saved;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opts;
+    parse_options(argc, argv, &opts, NULL);
+    install_signals();
+    int lfd = listen_socket(&opts, 0, 0);
+    announce_ready(lfd);
+
+    // BEGIN accept-loop
+    while (!stop_requested) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        reap_children();
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            die("accept4");
+        }
+        pid_t pid = fork();
+        if (pid == 0) { /* child: serve this one client, then exit */
+            close(lfd);
+            serve_connection(fd, &opts);
+            _exit(0);
+        }
+        if (pid < 0)
+            die("fork");
+        close(fd); /* parent: the child owns the connection now */
+    }
+    // END accept-loop
+    close(lfd);
+    while (wait(NULL) > 0 || errno == EINTR) /* children got SIGTERM too */
+        ;
+    return 0;
+}

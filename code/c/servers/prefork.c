@@ -1,0 +1,68 @@
+/*
+ * c-prefork: a fixed pool of processes, each blocking in accept() on the shared socket.
+ *
+ * Forking happens once, at start; the kernel hands each new connection to one of the
+ * workers waiting in accept(). A worker serves one connection at a time, so --pool
+ * bounds the connections served at once (default 16).
+ *
+ * Build: make -C code/c build/c-prefork     Run: code/c/build/c-prefork --port 8080 --pool 16
+ * Chapter: book/c/blocking.md
+ */
+#define _GNU_SOURCE
+#include "../common/server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DEFAULT_POOL 16
+
+static _Noreturn void worker(int lfd, const struct options *opts)
+{
+    while (!stop_requested) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            die("accept4");
+        }
+        serve_connection(fd, opts);
+    }
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    struct options opts;
+    parse_options(argc, argv, &opts, NULL);
+    int pool = opts.pool > 0 ? opts.pool : DEFAULT_POOL;
+    install_signals();
+    int lfd = listen_socket(&opts, 0, 0);
+
+    // BEGIN prefork
+    for (int i = 0; i < pool; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork");
+        if (pid == 0)
+            worker(lfd, &opts);
+    }
+    // END prefork
+    announce_ready(lfd);
+    /* The parent only waits: for SIGTERM (which the whole group receives) or a dead worker. */
+    int status = 0;
+    for (;;) {
+        pid_t pid = wait(&status);
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (pid > 0 && !stop_requested) {
+            fprintf(stderr, "error: worker %d ended unexpectedly (status %d)\n", (int)pid, status);
+            return EXIT_SETUP;
+        }
+    }
+    close(lfd);
+    return 0;
+}

@@ -1,0 +1,330 @@
+/*
+ * c-select, c-poll, c-epoll, c-epoll-et, c-epoll-reuseport: one event loop, many backends.
+ *
+ * A single thread waits for readiness on every socket at once (common/reactor.h) and
+ * never blocks on any one of them: sockets are non-blocking, reads and writes go until
+ * EAGAIN, and simulated work (--work-ms) is a timer, not a sleep, so a request that
+ * "works" for 20 ms does not stop the others. The backend is picked at link time.
+ * With --threads N (c-epoll-reuseport: one per core by default), N such loops run,
+ * each with its own listening socket on the same port (SO_REUSEPORT): the kernel
+ * spreads new connections across them.
+ *
+ * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
+ * Chapter: book/c/event-loops.md
+ */
+#define _GNU_SOURCE
+#include "../common/http.h"
+#include "../common/reactor.h"
+#include "../common/server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OUT_SIZE 4096
+#define MAX_EVENTS 512
+
+struct conn {
+    int fd;
+    size_t in_len, out_len, out_off;
+    int close_after;       /* close once the output is flushed */
+    int eof;               /* the peer half-closed: answer what came, then close */
+    int mask;              /* what the reactor watches for now (changed only when needed) */
+    int working;           /* a request waits for its simulated work to finish */
+    int keep_alive;        /* of the request that is working */
+    double wake_ms;        /* when its work is done */
+    struct conn *next_timer;
+    char in[HTTP_MAX_REQUEST];
+    char out[OUT_SIZE];
+};
+
+struct loop {
+    struct reactor *r;
+    int lfd, setsize;
+    struct conn **conns;   /* by fd */
+    struct conn *timers;   /* connections whose work is pending (unsorted: few at a time) */
+};
+
+static struct options opts;
+static struct loop **loops; /* every loop, reachable until exit */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void close_conn(struct loop *l, struct conn *c)
+{
+    reactor_del(l->r, c->fd);
+    close(c->fd);
+    l->conns[c->fd] = NULL;
+    if (c->working) { /* unlink from the timer list */
+        for (struct conn **p = &l->timers; *p; p = &(*p)->next_timer)
+            if (*p == c) {
+                *p = c->next_timer;
+                break;
+            }
+    }
+    free(c);
+}
+
+static void append(struct conn *c, const char *bytes, size_t n)
+{
+    memcpy(c->out + c->out_len, bytes, n);
+    c->out_len += n;
+}
+
+/* Parse and answer what the input holds, as long as there is room for the answers. */
+static void process(struct loop *l, struct conn *c)
+{
+    struct http_request req;
+    enum http_status st;
+    while (!c->working && !c->close_after && c->out_len + 256 <= OUT_SIZE &&
+           (st = http_parse(c->in, c->in_len, &req)) != HTTP_INCOMPLETE) {
+        size_t n;
+        if (st != HTTP_OK) {
+            const char *resp = http_error_response(st, &n);
+            append(c, resp, n);
+            c->close_after = 1;
+            return;
+        }
+        c->in_len -= req.length;
+        memmove(c->in, c->in + req.length, c->in_len);
+        if (opts.work_ms > 0) { /* answer later, from the timer */
+            c->working = 1;
+            c->keep_alive = req.keep_alive;
+            c->wake_ms = now_ms() + opts.work_ms;
+            c->next_timer = l->timers;
+            l->timers = c;
+            return;
+        }
+        do_work(&opts); /* --spin-us only: CPU work runs on the loop */
+        const char *resp = http_response(req.keep_alive, &n);
+        append(c, resp, n);
+        c->close_after = !req.keep_alive;
+    }
+}
+
+#ifdef REACTOR_EDGE
+#define EDGE_TRIGGERED 1 /* an edge is reported once: read until EAGAIN, always */
+#else
+#define EDGE_TRIGGERED 0 /* a short read means the socket is drained: skip the EAGAIN read */
+#endif
+
+static int has_request(struct conn *c)
+{
+    struct http_request req;
+    return http_parse(c->in, c->in_len, &req) != HTTP_INCOMPLETE;
+}
+
+/* Read what is there, answer it, write until EAGAIN; then watch for what comes next. */
+static void handle(struct loop *l, struct conn *c)
+{
+    for (;;) {
+        int drained = c->eof || c->close_after;
+        while (!drained && c->in_len < sizeof c->in) {
+            size_t room = sizeof c->in - c->in_len;
+            ssize_t r = read(c->fd, c->in + c->in_len, room);
+            if (r > 0) {
+                c->in_len += (size_t)r;
+                drained = !EDGE_TRIGGERED && (size_t)r < room;
+            } else if (r == 0) {
+                c->eof = drained = 1; /* a FIN: requests already read still get answers */
+            } else if (errno == EAGAIN) {
+                drained = 1;
+            } else if (errno != EINTR) {
+                close_conn(l, c); /* reset or error */
+                return;
+            }
+        }
+        process(l, c);
+        while (c->out_off < c->out_len) {
+            ssize_t w = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+            if (w > 0)
+                c->out_off += (size_t)w;
+            else if (errno == EAGAIN)
+                break;
+            else if (errno != EINTR) {
+                close_conn(l, c);
+                return;
+            }
+        }
+        if (c->out_off < c->out_len)
+            break; /* wait for the socket */
+        c->out_off = c->out_len = 0;
+        if (c->working)
+            break; /* wait for the work's timer */
+        if (c->close_after || (c->eof && !has_request(c))) {
+            close_conn(l, c);
+            return;
+        }
+        /* Go round again only for input left unread (a full buffer) or unanswered. */
+        if (drained && !has_request(c))
+            break;
+    }
+    int mask = c->out_len > c->out_off ? R_WRITABLE : c->working ? R_NONE : R_READABLE;
+    if (mask != c->mask) { /* one epoll_ctl per change, not per request */
+        if (reactor_set(l->r, c->fd, mask) != 0) {
+            close_conn(l, c);
+            return;
+        }
+        c->mask = mask;
+    }
+}
+
+static void accept_all(struct loop *l)
+{
+    for (;;) {
+        int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+                return;
+            if (errno == EMFILE || errno == ENFILE) {
+                fprintf(stderr, "warning: accept4: %s\n", strerror(errno));
+                return;
+            }
+            die("accept4");
+        }
+        struct conn *c = fd < l->setsize ? calloc(1, sizeof *c) : NULL;
+        if (c == NULL || reactor_set(l->r, fd, R_READABLE) != 0) {
+            free(c); /* no memory, or the backend cannot watch it (select past 1024) */
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->mask = R_READABLE;
+        l->conns[fd] = c;
+        handle(l, c); /* the request is often already there */
+    }
+}
+
+/* Finish the work of every connection whose timer expired; return ms to the next one.
+ * Answering may start new work (a pipelined request), so the next deadline is computed
+ * only after every due timer has run. */
+static int run_timers(struct loop *l)
+{
+    for (;;) {
+        double now = now_ms();
+        struct conn *due = NULL;
+        for (struct conn **p = &l->timers; *p;) {
+            struct conn *c = *p;
+            if (c->wake_ms <= now) {
+                *p = c->next_timer;
+                c->next_timer = due;
+                due = c;
+            } else {
+                p = &c->next_timer;
+            }
+        }
+        if (due == NULL)
+            break;
+        while (due) {
+            struct conn *c = due;
+            due = c->next_timer;
+            c->working = 0;
+            size_t n;
+            const char *resp = http_response(c->keep_alive, &n);
+            append(c, resp, n);
+            c->close_after = !c->keep_alive;
+            handle(l, c);
+        }
+    }
+    double now = now_ms(), next = -1;
+    for (struct conn *c = l->timers; c; c = c->next_timer)
+        if (next < 0 || c->wake_ms - now < next)
+            next = c->wake_ms - now;
+    return next < 0 ? -1 : (int)next + 1;
+}
+
+// BEGIN event-loop
+static void *run_loop(void *arg)
+{
+    struct loop *l = arg;
+    struct reactor_event events[MAX_EVENTS];
+    while (!stop_requested) {
+        int n = reactor_poll(l->r, events, MAX_EVENTS, run_timers(l));
+        if (n < 0)
+            die("reactor_poll");
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].fd;
+            if (fd == l->lfd)
+                accept_all(l);
+            else if (l->conns[fd])
+                handle(l, l->conns[fd]);
+        }
+    }
+    return NULL;
+}
+// END event-loop
+
+static struct loop *new_loop(int lfd, int setsize)
+{
+    struct loop *l = calloc(1, sizeof *l);
+    if (l == NULL || (l->conns = calloc((size_t)setsize, sizeof *l->conns)) == NULL)
+        die("calloc");
+    if ((l->r = reactor_create(setsize)) == NULL)
+        die("reactor_create");
+    l->lfd = lfd;
+    l->setsize = setsize;
+    if (reactor_set(l->r, lfd, R_READABLE) != 0)
+        die("reactor_set(listen)");
+    return l;
+}
+
+int main(int argc, char **argv)
+{
+    parse_options(argc, argv, &opts, " [--pool THREADS]");
+#ifdef REUSEPORT
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = opts.pool > 0 ? opts.pool : (int)(cores > 0 ? cores : 1);
+#else
+    int threads = opts.pool > 0 ? opts.pool : 1;
+#endif
+    install_signals();
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("getrlimit");
+    int setsize = rl.rlim_cur > 1000000 ? 1000000 : (int)rl.rlim_cur;
+
+    /* Loop 0 runs on the main thread, which alone takes SIGTERM; the others block it. */
+    loops = calloc((size_t)threads, sizeof *loops);
+    if (loops == NULL)
+        die("calloc");
+    for (int i = 0; i < threads; i++) {
+        loops[i] = new_loop(listen_socket(&opts, threads > 1, 1), setsize);
+        if (i == 0 && opts.port == 0) { /* the others join the port the first one got */
+            struct sockaddr_in a;
+            socklen_t len = sizeof a;
+            if (getsockname(loops[0]->lfd, (struct sockaddr *)&a, &len) != 0)
+                die("getsockname");
+            opts.port = ntohs(a.sin_port);
+        }
+    }
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (int i = 1; i < threads; i++) {
+        pthread_t tid;
+        int err = pthread_create(&tid, NULL, run_loop, loops[i]);
+        if (err) {
+            errno = err;
+            die("pthread_create");
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    announce_ready(loops[0]->lfd);
+    run_loop(loops[0]);
+    return 0; /* exit() ends the other loops */
+}

@@ -1,0 +1,77 @@
+/*
+ * c-thread: a new thread for every connection (pthreads).
+ *
+ * The main thread blocks in accept() and starts a detached thread per connection; the
+ * thread blocks in read() and write() for its client. Threads are cheaper than
+ * processes but each still has a kernel task and a stack (64 KiB here, set explicitly).
+ *
+ * Build: make -C code/c build/c-thread     Run: code/c/build/c-thread --port 8080
+ * Chapter: book/c/blocking.md
+ */
+#define _GNU_SOURCE
+#include "../common/server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define STACK_SIZE (64 * 1024)
+
+static struct options opts;
+
+static void *connection_thread(void *arg)
+{
+    serve_connection((int)(intptr_t)arg, &opts);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    parse_options(argc, argv, &opts, NULL);
+    install_signals();
+    int lfd = listen_socket(&opts, 0, 0);
+
+    pthread_attr_t attr;
+    int err = pthread_attr_init(&attr);
+    if (!err)
+        err = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (!err)
+        err = pthread_attr_setstacksize(&attr, STACK_SIZE);
+    if (err) {
+        errno = err;
+        die("pthread_attr");
+    }
+    /* Connection threads inherit this mask: SIGTERM must reach the acceptor, so that
+     * accept() returns EINTR and the server stops. */
+    sigset_t term, normal;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    announce_ready(lfd);
+
+    // BEGIN accept-loop
+    while (!stop_requested) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            die("accept4");
+        }
+        pthread_t tid;
+        pthread_sigmask(SIG_BLOCK, &term, &normal);
+        err = pthread_create(&tid, &attr, connection_thread, (void *)(intptr_t)fd);
+        pthread_sigmask(SIG_SETMASK, &normal, NULL);
+        if (err) { /* out of threads: drop this client, keep serving the others */
+            fprintf(stderr, "warning: pthread_create: %s\n", strerror(err));
+            close(fd);
+        }
+    }
+    // END accept-loop
+    pthread_attr_destroy(&attr);
+    close(lfd);
+    return 0; /* exit() ends the connection threads too */
+}
