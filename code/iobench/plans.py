@@ -57,11 +57,10 @@ C_IDS = ("c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool", "c-c
 
 C_SERVERS = Plan(
     dataset="c-servers",
-    description="every C server and nginx: hello-world from 1 to 1000 connections, "
-                "Connection: close, and 20 ms of simulated work at 40 connections",
+    description="every C server and nginx, keep-alive: hello-world at 1, 40 and 1000 connections, "
+                "and 20 ms of simulated work at 40 connections",
     servers=("nginx",) + C_IDS,
-    points=(_sweep("wrk", True, (1, 40, 1000))
-            + (Point("wrk", 40, False), Point("wrk", 40, True, work_ms=20.0))),
+    points=(_sweep("wrk", True, (1, 40, 1000)) + (Point("wrk", 40, True, work_ms=20.0),)),
     smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0)),
     battery=True,
 )
