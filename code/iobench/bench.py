@@ -86,7 +86,7 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
 
 def load_spec(point: Point, duration_s: float) -> drivers.LoadSpec:
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
-                            duration_s=duration_s, requests=point.requests)
+                            duration_s=duration_s, requests=point.requests, rate=point.rate)
 
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:

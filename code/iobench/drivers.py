@@ -26,6 +26,7 @@ class LoadSpec:
     threads: int = 1
     timeout_s: float = 5.0
     path: str = "/"
+    rate: float = 0.0          # open-loop tools: requests per second, fixed in advance
 
     @property
     def mode(self) -> str:
@@ -178,7 +179,45 @@ class Ab(Driver):
                    "keepalive_requests": _ab_field(output, "Keep-Alive requests", int) or 0})
 
 
-DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab())}
+# ---- iom-openloop (code/c/tools/openloop.c) -----------------------------------------------
+
+OPENLOOP = "code/c/build/iom-openloop"
+
+
+class OpenLoop(Driver):
+    """The book's constant-rate generator: latency counted from each request's intended send time."""
+    name = "openloop"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        if spec.rate <= 0:
+            raise ValueError("the openloop driver needs a rate (requests per second)")
+        argv = [OPENLOOP, "--rate", f"{spec.rate:g}", "--connections", str(spec.connections),
+                "--duration", f"{spec.duration_s:g}", "--timeout", f"{spec.timeout_s:g}"]
+        if not spec.keepalive:
+            argv.append("--close")
+        return argv + [url.rstrip("/") + spec.path]
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        line = next((ln for ln in output.splitlines() if ln.startswith("OPENLOOP {")), None)
+        if returncode != 0 or line is None:
+            last = output.strip().splitlines()[-1] if output.strip() else "no output"
+            return LoadResult(ok=False, failure=f"openloop exit {returncode}: {last}")
+        d = json.loads(line[len("OPENLOOP "):])
+        errors = d["errors_connect"] + d["errors_read"] + d["errors_timeout"] + d["non2xx"]
+        has = d["completed"] > 0
+        return LoadResult(
+            ok=has, failure="" if has else "openloop completed no request",
+            requests=d["completed"], duration_s=d["duration_s"],
+            rps=d["completed"] / d["duration_s"] if d["duration_s"] > 0 else 0.0,
+            p50_ms=d["p50_ms"] if has else None, p90_ms=d["p90_ms"] if has else None,
+            p99_ms=d["p99_ms"] if has else None, mean_ms=d["mean_ms"] if has else None,
+            max_ms=d["max_ms"] if has else None, errors=errors, errors_connect=d["errors_connect"],
+            errors_read=d["errors_read"], errors_timeout=d["errors_timeout"], non2xx=d["non2xx"],
+            extra={"rate": d["rate"], "intended": d["intended"], "sent": d["sent"],
+                   "backlog_max": d["backlog_max"], "p99_9_ms": d["p99_9_ms"] if has else None})
+
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop())}
 
 
 def get(name: str) -> Driver:

@@ -58,8 +58,9 @@ def port_is_listening(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
-def process_group_pids(pgid: int) -> list[int]:
-    """Every live process whose process group is pgid (from /proc/*/stat)."""
+def process_group_pids(pgid: int, zombies: bool = False) -> list[int]:
+    """Every live process whose process group is pgid (from /proc/*/stat); with zombies=True
+    also the dead ones not yet reaped (they still hold their CPU times)."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -71,7 +72,7 @@ def process_group_pids(pgid: int) -> list[int]:
             continue
         fields = stat[stat.rindex(b")") + 2:].split()
         # fields[0] is the state, fields[2] the process group; zombies are already dead
-        if int(fields[2]) == pgid and fields[0] != b"Z":
+        if int(fields[2]) == pgid and (zombies or fields[0] != b"Z"):
             pids.append(int(entry))
     return pids
 

@@ -11,6 +11,7 @@ class Point:
     keepalive: bool = True
     work_ms: float = 0.0
     requests: int = 0  # ab only: a request count (-n) instead of the profile's duration
+    rate: float = 0.0  # openloop only: requests per second
 
     @property
     def mode(self) -> str:
@@ -19,7 +20,8 @@ class Point:
     def label(self) -> str:
         work = f" work={self.work_ms:g}ms" if self.work_ms else ""
         n = f" n={self.requests}" if self.requests else ""
-        return f"{self.tool} {self.mode} c={self.connections}{n}{work}"
+        rate = f" rate={self.rate:g}/s" if self.rate else ""
+        return f"{self.tool} {self.mode} c={self.connections}{n}{rate}{work}"
 
 
 @dataclass(frozen=True)

@@ -77,10 +77,17 @@ class GroupSnapshot:
 def group_snapshot(pgid: int) -> GroupSnapshot:
     cpu = 0.0
     rss = threads = vcsw = ivcsw = 0
+    # A child that exited but is not reaped yet is a zombie: its CPU time is in neither its
+    # parent's cutime nor a live process, so it is read from the zombie itself.
+    everyone = process_group_pids(pgid, zombies=True)
+    for pid in everyone:
+        try:
+            cpu += process_cpu_s(pid, with_children=(pid == pgid))
+        except (OSError, ValueError, IndexError):
+            pass
     pids = process_group_pids(pgid)
     for pid in pids:
         try:
-            cpu += process_cpu_s(pid, with_children=(pid == pgid))
             st = _read_status(f"/proc/{pid}/status")
             rss += int(st.get("VmRSS", "0 kB").split()[0])
             threads += int(st.get("Threads", "0"))

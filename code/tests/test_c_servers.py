@@ -1,6 +1,7 @@
 """Every C server follows the contract and passes the conformance battery, optimised and
 under AddressSanitizer + UndefinedBehaviorSanitizer; the request parser survives fuzzing."""
 import concurrent.futures
+import os
 import dataclasses
 import shutil
 import socket
@@ -9,10 +10,12 @@ import time
 
 import pytest
 
+from iobench import drivers
 from iobench.battery import run_battery
+from iobench.sampler import GroupSampler
 from iobench.http import BODY, read_response, request_bytes
 from iobench.lifecycle import ServerError, ServerProcess, Unsupported
-from iobench.manifest import C_BUILD, C_SERVERS, CODE, ServerOptions, contract_argv, get
+from iobench.manifest import C_BUILD, C_SERVERS, CODE, ROOT, ServerOptions, contract_argv, get
 
 IDS = [sid for sid, _, _ in C_SERVERS]
 SANITIZER_REPORT = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "SUMMARY: UndefinedBehavior")
@@ -137,3 +140,18 @@ def test_fuzz_request_parser(tmp_path):
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Done" in run.stderr and "ERROR" not in run.stderr
+
+
+def test_cpu_of_exited_children_is_counted(built):
+    """c-fork's children exit when their client leaves; their CPU time must still be charged."""
+    with ServerProcess(get("c-fork"), cpus=None) as srv:
+        sampling = GroupSampler(srv.pid).start()
+        spec = drivers.LoadSpec("wrk", 10, keepalive=True, duration_s=1.0)
+        wrk = drivers.get("wrk")
+        run = subprocess.run(wrk.argv(spec, srv.url), env=os.environ | wrk.env(spec), cwd=ROOT,
+                             capture_output=True, text=True, timeout=30)
+        time.sleep(0.2)  # the children exit when wrk closes; some are not reaped yet
+        usage = sampling.stop()
+    result = wrk.parse(run.stdout, run.returncode)
+    assert result.ok and result.requests > 1000
+    assert usage.cpu_s / result.requests > 2e-6, f"{1e6 * usage.cpu_s / result.requests:.2f} µs per request"

@@ -3,9 +3,9 @@
  *
  * Forking happens once, at start; the kernel hands each new connection to one of the
  * workers waiting in accept(). A worker serves one connection at a time, so --pool
- * bounds the connections served at once (default 16).
+ * bounds the connections served at once (default 64, like c-threadpool).
  *
- * Build: make -C code/c build/c-prefork     Run: code/c/build/c-prefork --port 8080 --pool 16
+ * Build: make -C code/c build/c-prefork     Run: code/c/build/c-prefork --port 8080 --pool 64
  * Chapter: book/c/blocking.md
  */
 #define _GNU_SOURCE
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DEFAULT_POOL 16
+#define DEFAULT_POOL 64
 
 static _Noreturn void worker(int lfd, const struct options *opts)
 {
