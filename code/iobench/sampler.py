@@ -121,6 +121,11 @@ def tcp_counters() -> dict[str, int]:
     return out
 
 
+def group_members(pgid: int) -> frozenset[int]:
+    """The group's processes, live or not yet reaped."""
+    return frozenset(process_group_pids(pgid, zombies=True))
+
+
 def system_busy_s() -> float:
     """CPU seconds all cores spent busy since boot (user+nice+system+irq+softirq+steal)."""
     with open("/proc/stat") as f:
@@ -173,12 +178,26 @@ class GroupSampler:
         while not self._stop.wait(self.interval_s):
             self._note(group_snapshot(self.pgid))
 
-    def stop(self) -> Usage:
+    def stop(self, settle_s: float = 3.0) -> Usage:
+        """End the sampling. The final CPU reading waits until the group is settled: while a
+        forking server reaps children, a child can vanish between reading the parent and
+        reading the child, and its CPU time would be missed. Two equal readings in a row
+        (same members, same CPU) mean nothing was in flight."""
         self._stop.set()
         self._thread.join()
-        last = group_snapshot(self.pgid)
+        end = time.monotonic()
+        sys_end = system_busy_s()
+        last, members = group_snapshot(self.pgid), group_members(self.pgid)
+        deadline = end + settle_s
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            again, again_members = group_snapshot(self.pgid), group_members(self.pgid)
+            stable = again_members == members and abs(again.cpu_s - last.cpu_s) < 0.005
+            last, members = again, again_members
+            if stable:
+                break
         self._note(last)
-        return Usage(wall_s=last.t - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
+        return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
-                     system_busy_s=system_busy_s() - self._sys0)
+                     system_busy_s=sys_end - self._sys0)

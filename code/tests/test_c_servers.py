@@ -142,15 +142,16 @@ def test_fuzz_request_parser(tmp_path):
     assert "Done" in run.stderr and "ERROR" not in run.stderr
 
 
-def test_cpu_of_exited_children_is_counted(built):
-    """c-fork's children exit when their client leaves; their CPU time must still be charged."""
-    with ServerProcess(get("c-fork"), cpus=None) as srv:
+@pytest.mark.parametrize("connections", [10, 1000])
+def test_cpu_of_exited_children_is_counted(built, connections):
+    """c-fork's children exit when their client leaves; their CPU time must still be charged,
+    also when the parent is reaping hundreds of them while the harness reads /proc."""
+    with ServerProcess(get("c-fork"), cpus="0") as srv:
         sampling = GroupSampler(srv.pid).start()
-        spec = drivers.LoadSpec("wrk", 10, keepalive=True, duration_s=1.0)
+        spec = drivers.LoadSpec("wrk", connections, keepalive=True, duration_s=1.0)
         wrk = drivers.get("wrk")
-        run = subprocess.run(wrk.argv(spec, srv.url), env=os.environ | wrk.env(spec), cwd=ROOT,
-                             capture_output=True, text=True, timeout=30)
-        time.sleep(0.2)  # the children exit when wrk closes; some are not reaped yet
+        run = subprocess.run(["taskset", "-c", "1"] + wrk.argv(spec, srv.url), env=os.environ | wrk.env(spec),
+                             cwd=ROOT, capture_output=True, text=True, timeout=30)
         usage = sampling.stop()
     result = wrk.parse(run.stdout, run.returncode)
     assert result.ok and result.requests > 1000

@@ -12,6 +12,7 @@
 #include "../common/server.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
     struct options opts;
     parse_options(argc, argv, &opts, NULL);
     install_signals();
+    (void)setpgid(0, 0); /* our own group: SIGTERM can be passed on to the children */
     int lfd = listen_socket(&opts, 0, 0);
     announce_ready(lfd);
 
@@ -54,7 +56,9 @@ int main(int argc, char **argv)
     }
     // END accept-loop
     close(lfd);
-    while (wait(NULL) > 0 || errno == EINTR) /* children got SIGTERM too */
+    signal(SIGTERM, SIG_IGN);
+    kill(0, SIGTERM); /* children still serving a client stop too */
+    while (wait(NULL) > 0 || errno == EINTR)
         ;
     return 0;
 }

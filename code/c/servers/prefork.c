@@ -12,6 +12,7 @@
 #include "../common/server.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -40,6 +41,10 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL);
     int pool = opts.pool > 0 ? opts.pool : DEFAULT_POOL;
     install_signals();
+    /* Our own process group, so that a SIGTERM sent to this process alone (kill PID from
+     * a shell) can be passed on to the workers. Under the harness we lead a session
+     * already, and this fails harmlessly. */
+    (void)setpgid(0, 0);
     int lfd = listen_socket(&opts, 0, 0);
 
     // BEGIN prefork
@@ -53,8 +58,13 @@ int main(int argc, char **argv)
     // END prefork
     announce_ready(lfd);
     /* The parent only waits: for SIGTERM (which the whole group receives) or a dead worker. */
-    int status = 0;
+    int status = 0, forwarded = 0;
     for (;;) {
+        if (stop_requested && !forwarded) {
+            signal(SIGTERM, SIG_IGN); /* the group's SIGTERM is for the workers now */
+            kill(0, SIGTERM);
+            forwarded = 1;
+        }
         pid_t pid = wait(&status);
         if (pid < 0 && errno == ECHILD)
             break;
