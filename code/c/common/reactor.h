@@ -9,6 +9,7 @@
 #ifndef IOM_REACTOR_H
 #define IOM_REACTOR_H
 
+// BEGIN api
 #define R_NONE 0
 #define R_READABLE 1
 #define R_WRITABLE 2
@@ -31,5 +32,6 @@ int reactor_del(struct reactor *r, int fd);
 int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms);
 /* "select", "poll", "epoll" or "epoll-et". */
 const char *reactor_name(void);
+// END api
 
 #endif
