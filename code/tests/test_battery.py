@@ -39,3 +39,14 @@ def test_a_wrong_body_fails_every_case_that_reads_a_body():
     assert not any(x.passed for x in v.values())
     assert all("stopped answering" in x.detail or "Goodbye" in x.detail or "body" in x.detail
                for x in v.values()), {k: x.detail for k, x in v.items()}
+
+
+def test_battery_runs_inside_a_running_event_loop():
+    """Notebook kernels run cells inside an event loop; the battery must work there too."""
+    import asyncio
+
+    async def from_a_notebook_cell():
+        return verdicts(get("nginx"))
+
+    v = asyncio.run(from_a_notebook_cell())
+    assert v["concurrent_500"].passed, v["concurrent_500"].detail
