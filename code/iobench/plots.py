@@ -6,12 +6,9 @@ the number measures wrk or ab as much as the server.
 """
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .dataset import Dataset  # noqa: E402
+from .dataset import Dataset
 
 plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
                      "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
