@@ -58,10 +58,10 @@ def port_is_listening(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
-def process_group_pids(pgid: int, zombies: bool = False) -> list[int]:
-    """Every live process whose process group is pgid (from /proc/*/stat); with zombies=True
-    also the dead ones not yet reaped (they still hold their CPU times)."""
-    pids = []
+def process_group_states(pgid: int) -> dict[int, str]:
+    """Every process whose process group is pgid, with its state letter (from /proc/*/stat).
+    A zombie ("Z") is dead but not yet reaped: it holds no port, but still its CPU times."""
+    states = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -71,10 +71,14 @@ def process_group_pids(pgid: int, zombies: bool = False) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rindex(b")") + 2:].split()
-        # fields[0] is the state, fields[2] the process group; zombies are already dead
-        if int(fields[2]) == pgid and (zombies or fields[0] != b"Z"):
-            pids.append(int(entry))
-    return pids
+        if int(fields[2]) == pgid:  # fields[0] is the state, fields[2] the process group
+            states[int(entry)] = fields[0].decode()
+    return states
+
+
+def process_group_pids(pgid: int) -> list[int]:
+    """Every live process of the group (zombies are already dead)."""
+    return [pid for pid, state in process_group_states(pgid).items() if state != "Z"]
 
 
 def _child_setup() -> None:

@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .lifecycle import process_group_pids
+from .lifecycle import process_group_states
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -72,21 +72,22 @@ class GroupSnapshot:
     procs: int
     vcsw: int
     ivcsw: int
+    members: frozenset[int]  # live and zombie pids
 
 
 def group_snapshot(pgid: int) -> GroupSnapshot:
     cpu = 0.0
     rss = threads = vcsw = ivcsw = 0
+    states = process_group_states(pgid)
+    live = [pid for pid, state in states.items() if state != "Z"]
     # A child that exited but is not reaped yet is a zombie: its CPU time is in neither its
     # parent's cutime nor a live process, so it is read from the zombie itself.
-    everyone = process_group_pids(pgid, zombies=True)
-    for pid in everyone:
+    for pid in states:
         try:
             cpu += process_cpu_s(pid, with_children=(pid == pgid))
         except (OSError, ValueError, IndexError):
             pass
-    pids = process_group_pids(pgid)
-    for pid in pids:
+    for pid in live:
         try:
             st = _read_status(f"/proc/{pid}/status")
             rss += int(st.get("VmRSS", "0 kB").split()[0])
@@ -96,7 +97,7 @@ def group_snapshot(pgid: int) -> GroupSnapshot:
             ivcsw += i
         except (OSError, ValueError, IndexError):
             continue  # the process ended between the listing and the read
-    return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(pids), vcsw, ivcsw)
+    return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(live), vcsw, ivcsw, frozenset(states))
 
 
 def tcp_counters() -> dict[str, int]:
@@ -119,11 +120,6 @@ def tcp_counters() -> dict[str, int]:
                 if k in wanted.get(prefix, ()):
                     out[k] = int(v)
     return out
-
-
-def group_members(pgid: int) -> frozenset[int]:
-    """The group's processes, live or not yet reaped."""
-    return frozenset(process_group_pids(pgid, zombies=True))
 
 
 def system_busy_s() -> float:
@@ -181,21 +177,21 @@ class GroupSampler:
     def stop(self, settle_s: float = 3.0) -> Usage:
         """End the sampling. The final CPU reading waits until the group is settled: while a
         forking server reaps children, a child can vanish between reading the parent and
-        reading the child, and its CPU time would be missed. Two equal readings in a row
-        (same members, same CPU) mean nothing was in flight."""
+        reading the child, and its CPU time would be missed. Three equal readings in a row
+        (same members, same CPU), 100 ms apart, mean nothing was in flight."""
         self._stop.set()
         self._thread.join()
         end = time.monotonic()
         sys_end = system_busy_s()
-        last, members = group_snapshot(self.pgid), group_members(self.pgid)
+        last = group_snapshot(self.pgid)
         deadline = end + settle_s
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            again, again_members = group_snapshot(self.pgid), group_members(self.pgid)
-            stable = again_members == members and abs(again.cpu_s - last.cpu_s) < 0.005
-            last, members = again, again_members
-            if stable:
-                break
+        calm = 0
+        while calm < 3 and time.monotonic() < deadline:  # three equal readings, 100 ms apart
+            time.sleep(0.1)
+            again = group_snapshot(self.pgid)
+            stable = again.members == last.members and abs(again.cpu_s - last.cpu_s) < 0.005
+            calm = calm + 1 if stable else 0
+            last = again
         self._note(last)
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],

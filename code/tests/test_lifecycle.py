@@ -1,6 +1,5 @@
 """Servers always stop: after success, failure, timeout, Ctrl-C and even a killed harness,
 no process of theirs is left and their port is free."""
-import os
 import signal
 import socket
 import subprocess
