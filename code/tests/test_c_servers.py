@@ -86,6 +86,33 @@ def test_simulated_work_on_one_keepalive_connection(server_id, kind, built, tmp_
 
 
 @pytest.mark.parametrize("server_id", IDS)
+def test_sigterm_with_open_connections_is_clean(server_id, built, tmp_path):
+    """Stopped while clients hold connections (idle, mid-request, mid-work): exit 0, no leak report.
+
+    The harness stops a server while wrk's connections may still be open, so this is the
+    normal shutdown, not an edge case."""
+    srv = ServerProcess(variant(server_id, "asan"), ServerOptions(work_ms=300), cpus=None, log_dir=tmp_path)
+    socks = []
+    try:
+        with srv:
+            srv.verify()
+            for payload in (b"", b"GET / HTTP/1.1\r\nHost: x\r\n", request_bytes("/", "HTTP/1.1")):
+                s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+                socks.append(s)
+                if payload:
+                    s.sendall(payload)
+            time.sleep(0.1)  # let the server accept them, read, and start the work
+    except Unsupported as exc:
+        pytest.skip(str(exc))
+    finally:
+        for s in socks:
+            s.close()
+    log = srv.log_path.read_text(errors="replace")
+    assert not any(marker in log for marker in SANITIZER_REPORT), log[-4000:]
+    assert srv.exit_code == 0, f"{server_id} exited {srv.exit_code} on SIGTERM; stderr: {log[-2000:]}"
+
+
+@pytest.mark.parametrize("server_id", IDS)
 def test_pipelined_requests_with_work(server_id, built):
     """10 pipelined requests, 5 ms of work each: all answered, in order."""
     try:

@@ -34,6 +34,7 @@ struct coro {
     int done;
     double wake_ms;          /* > 0: sleeping until then */
     struct coro *next_sleeper;
+    struct coro *prev, *next; /* every live coroutine, so shutdown can free them */
     char stack[STACK_SIZE];
 };
 
@@ -41,6 +42,7 @@ static struct options opts;
 static ucontext_t scheduler;
 static struct coro *current;
 static struct coro *sleepers;
+static struct coro *live;
 static int epfd;
 
 static double now_ms(void)
@@ -137,16 +139,26 @@ done:
 }
 // END serve
 
+static void destroy(struct coro *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        live = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    free(c);
+}
+
 static void resume(struct coro *c)
 {
     current = c;
     swapcontext(&scheduler, &c->ctx);
     current = NULL;
-    if (c->done) {
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-        free(c);
-    }
+    if (c->done)
+        destroy(c);
 }
 
 static void spawn(int fd)
@@ -159,6 +171,10 @@ static void spawn(int fd)
         return;
     }
     c->fd = fd;
+    c->next = live;
+    if (live)
+        live->prev = c;
+    live = c;
     if (getcontext(&c->ctx) != 0)
         die("getcontext");
     c->ctx.uc_stack.ss_sp = c->stack;
@@ -233,6 +249,9 @@ int main(int argc, char **argv)
         }
     }
     // END scheduler
+    sleepers = NULL;
+    while (live) /* coroutines parked mid-connection: drop them and their sockets */
+        destroy(live);
     close(lfd);
     return 0;
 }

@@ -34,12 +34,14 @@ struct conn {
     size_t out_len, out_off;
     int close_after;
     struct __kernel_timespec work;
+    struct conn *prev, *next; /* every open connection, so shutdown can free them */
     char in[HTTP_MAX_REQUEST];
 };
 
 static struct io_uring ring;
 static struct options opts;
 static struct conn acceptor = {.op = OP_ACCEPT};
+static struct conn *open_conns;
 
 static struct io_uring_sqe *get_sqe(void)
 {
@@ -79,6 +81,12 @@ static void queue_send(struct conn *c)
 
 static void finish(struct conn *c)
 {
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        open_conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
     close(c->fd);
     free(c);
 }
@@ -135,6 +143,10 @@ static void on_completion(int lfd, struct conn *c, int res)
             return;
         }
         n->fd = res;
+        n->next = open_conns;
+        if (open_conns)
+            open_conns->prev = n;
+        open_conns = n;
         queue_recv(n);
         return;
     case OP_RECV:
@@ -203,7 +215,9 @@ int main(int argc, char **argv)
         io_uring_cq_advance(&ring, seen);
     }
     // END loop
-    io_uring_queue_exit(&ring);
+    io_uring_queue_exit(&ring); /* cancels what is in flight; only then free its buffers */
+    while (open_conns)
+        finish(open_conns);
     close(lfd);
     return 0;
 }
