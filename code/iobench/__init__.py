@@ -18,4 +18,4 @@ Modules, one concern each:
     plots       the standard plots, with machine and date in every caption
 """
 
-SCHEMA_VERSION = 2  # 2: TCP counters (listen overflows, retransmits) per row
+SCHEMA_VERSION = 3  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog

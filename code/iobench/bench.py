@@ -47,12 +47,13 @@ def time_wait_count() -> int:
     return n
 
 
-def wait_time_wait_drained(progress: Callable[[str], None], max_wait_s: float) -> float:
+def wait_time_wait_drained(progress: Callable[[str], None], max_wait_s: float,
+                           below: int = TIME_WAIT_DRAINED) -> float:
     t0 = time.monotonic()
     n = time_wait_count()
-    if n >= TIME_WAIT_DRAINED:
+    if n >= below:
         progress(f"waiting up to {max_wait_s:.0f} s for {n} TIME_WAIT sockets to drain")
-        while n >= TIME_WAIT_DRAINED and time.monotonic() - t0 < max_wait_s:
+        while n >= below and time.monotonic() - t0 < max_wait_s:
             time.sleep(1)
             n = time_wait_count()
     return time.monotonic() - t0
@@ -84,9 +85,13 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
     return output, code, cpu, wall
 
 
-def load_spec(point: Point, duration_s: float) -> drivers.LoadSpec:
+def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
+    requests = point.requests
+    if warmup and requests:  # a count-bound warm-up: at most 1000 requests (ab needs n >= c)
+        requests = max(point.connections, min(requests, 1000))
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
-                            duration_s=duration_s, requests=point.requests, rate=point.rate)
+                            duration_s=duration_s, requests=requests, rate=point.rate,
+                            timeout_s=point.timeout_s)
 
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
@@ -118,7 +123,8 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
         plan={"servers": list(plan.servers), "points": [asdict(p) for p in points]},
         servers={s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
         thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
-                    "quiet_cores": QUIET_CORES})
+                    "quiet_cores": QUIET_CORES, "time_wait_drained": plan.time_wait_drained},
+        restart_each_point=plan.restart_each_point)
     unsupported: dict[str, str] = {}
     stops: list[dict] = []
     total = profile.repeats * len(servers) * len(points)
@@ -129,15 +135,18 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
                 if server.id in unsupported:
                     done += len(points)
                     continue
-                by_work: dict[float, list[Point]] = {}
-                for p in points:
-                    if p.work_ms and "work_ms" not in server.supports:
-                        done += 1  # a baseline cannot simulate work: no such point for it
+                # One server process per group of points that need the same server options.
+                groups: dict[tuple, list[Point]] = {}
+                for i, p in enumerate(points):
+                    if (p.work_ms and "work_ms" not in server.supports) or \
+                            (p.backlog and "backlog" not in server.supports):
+                        done += 1  # e.g. a baseline cannot simulate work: no such point for it
                         continue
-                    by_work.setdefault(p.work_ms, []).append(p)
-                for work_ms, group in by_work.items():
-                    waited = wait_time_wait_drained(progress, profile.time_wait_max_s)
-                    opts = ServerOptions(work_ms=work_ms)
+                    key = (p.work_ms, p.backlog, i if plan.restart_each_point else None)
+                    groups.setdefault(key, []).append(p)
+                for (work_ms, backlog, _), group in groups.items():
+                    waited = wait_time_wait_drained(progress, profile.time_wait_max_s, plan.time_wait_drained)
+                    opts = ServerOptions(work_ms=work_ms, backlog=backlog or None)
                     try:
                         with ServerProcess(server, opts, cpus=server_cpus) as srv:
                             srv.verify()
@@ -151,9 +160,10 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
                                             + ("  GENERATOR-BOUND" if row["generator_bound"] else "")
                                             + ("  NOISY" if row["noisy"] else "")
                                             if row["ok"] else f"FAILED {row['failure']}"))
-                        stops.append({"server": server.id, "repeat": repeat, "work_ms": work_ms,
+                        stops.append({"server": server.id, "repeat": repeat, "work_ms": work_ms, "backlog": backlog,
                                       "argv": metadata.portable(srv.argv),
-                                      "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1)})
+                                      "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
+                                      "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc"})
                         if srv.exit_code != 0:
                             progress(f"warning: {server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
                     except Unsupported as exc:
@@ -186,10 +196,11 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     server = srv.server
     base = ["taskset", "-c", client_cpus] if client_cpus else []
     n = f"-n{point.requests}" if point.requests else ""
-    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}-r{repeat}"
+    b = f"-b{point.backlog}" if point.backlog else ""
+    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
 
     # Warm-up: the same load, shorter; its output is kept too, but never measured.
-    warm = load_spec(point, profile.warmup_s)
+    warm = load_spec(point, profile.warmup_s, warmup=True)
     argv = base + driver.argv(warm, srv.url)
     started = _now()
     output, code, _, _ = run_load(argv, driver.env(warm), profile.warmup_s + 60)
@@ -200,7 +211,7 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     argv = base + driver.argv(spec, srv.url)
     started = _now()
     tcp0 = sampler.tcp_counters()
-    sampling = sampler.GroupSampler(srv.pid).start()
+    sampling = sampler.GroupSampler(srv.pid, cpu_group=srv.cpu_group).start()
     output, code, client_cpu, wall = run_load(argv, driver.env(spec), profile.duration_s * 4 + 120)
     usage = sampling.stop()
     tcp = {k: v - tcp0.get(k, 0) for k, v in sampler.tcp_counters().items()}
@@ -212,6 +223,7 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     row = {
         "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
         "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
+        "requested": point.requests, "backlog": point.backlog,
         **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
         "ok": result.ok, "failure": result.failure,
         "server_cpu_s": usage.cpu_s,

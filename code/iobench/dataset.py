@@ -15,7 +15,7 @@ import pandas as pd
 from . import plans
 from .profiles import DATA, current
 
-KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms"]
+KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog"]
 
 
 @dataclass
@@ -92,6 +92,9 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
     if not (path / "results.csv").exists():
         raise FileNotFoundError(f"no captured dataset at {path}")
     df = pd.read_csv(path / "results.csv")
+    for col in ("requested", "backlog"):  # columns newer than schema 3: 0 means "not set"
+        if col not in df.columns:
+            df[col] = 0
     for col in ("ok", "generator_bound", "noisy"):
         df[col] = df[col].astype(str).str.lower().eq("true")
     meta = json.loads((path / "meta.json").read_text())

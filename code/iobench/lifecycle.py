@@ -5,6 +5,10 @@
         ... drive load at srv.port ...
     # here the process group is gone and the port is free
 
+With netns="name" the server runs inside that network namespace (`ip netns exec` execs
+it, so the pid is still the server's); the harness connects from here to opts.host, as
+across the slow link of netlink.DelayLink.
+
 Servers start from an argument list (never a shell) in a session of their own, so the
 whole process group (forked children, nginx workers) is signalled together:
 SIGTERM, then SIGKILL after a grace period. That happens on success, on exceptions,
@@ -29,6 +33,7 @@ from collections import deque
 from pathlib import Path
 
 from . import http
+from .cgroup import CpuGroup
 from .manifest import ROOT, Server, ServerOptions
 
 READY_RE = re.compile(rb"^READY port=(\d+)\r?\n?$")
@@ -90,10 +95,14 @@ class ServerProcess:
     """One running server. A context manager: leaving the block always stops it."""
 
     def __init__(self, server: Server, opts: ServerOptions | None = None, cpus: str | None = "0",
-                 ready_timeout: float = 30.0, stop_timeout: float = 5.0, log_dir: Path | None = None):
+                 ready_timeout: float = 30.0, stop_timeout: float = 5.0, log_dir: Path | None = None,
+                 netns: str | None = None, account_cpu: bool = True):
         self.server = server
+        self.account_cpu = account_cpu
+        self.cpu_group: CpuGroup | None = None  # set in start() when cgroups are writable
         self.opts = opts or ServerOptions()
         self.cpus = cpus
+        self.netns = netns
         self.ready_timeout = ready_timeout
         self.stop_timeout = stop_timeout
         self._tmp = tempfile.TemporaryDirectory(prefix=f"iobench-{server.id}-")
@@ -127,12 +136,23 @@ class ServerProcess:
         argv = self.server.argv(opts, self.workdir)
         if self.cpus is not None:
             argv = ["taskset", "-c", self.cpus] + argv
+        if self.netns is not None:
+            argv = ["ip", "netns", "exec", self.netns] + argv
         self.argv = argv
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")
+        # The server joins a CPU-accounting cgroup before it execs, so the CPU time of every
+        # process it ever forks is counted, also of children that exit between two readings.
+        self.cpu_group = CpuGroup.create(self.server.id) if self.account_cpu else None
+        group = self.cpu_group
+
+        def setup() -> None:
+            _child_setup()
+            if group is not None:
+                group.join()
+
         self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=self._log, start_new_session=True,
-                                     preexec_fn=_child_setup)
+                                     stderr=self._log, start_new_session=True, preexec_fn=setup)
         deadline = time.monotonic() + self.ready_timeout
         if self.server.ready == "line":
             self.port = self._wait_ready_line(deadline)
@@ -241,6 +261,14 @@ class ServerProcess:
             if time.monotonic() > deadline:
                 self._signal_group(pgid, signal.SIGKILL)
             time.sleep(0.02)
+        if self.cpu_group is not None:
+            # A process that left the group (setsid) is still in the cgroup: it dies too.
+            for pid in self.cpu_group.pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.cpu_group.remove()
         if proc.stdout:
             proc.stdout.close()
         if getattr(self, "_log", None):

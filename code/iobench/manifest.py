@@ -25,6 +25,7 @@ class ServerOptions:
     work_ms: float = 0.0     # simulated blocking work per request (sleep)
     spin_us: float = 0.0     # simulated CPU work per request (busy loop)
     pool: int | None = None  # pool size, where the model has one
+    backlog: int | None = None  # listen(2) backlog, where the server takes --backlog
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ def contract_argv(binary: Path) -> Callable[[ServerOptions, Path], list[str]]:
             a += ["--spin-us", f"{opts.spin_us:g}"]
         if opts.pool:
             a += ["--pool", str(opts.pool)]
+        if opts.backlog:
+            a += ["--backlog", str(opts.backlog)]
         return a
     return argv
 
@@ -132,7 +135,7 @@ def c_server(server_id: str, model: str, summary: str, build_dir: Path = C_BUILD
     return Server(id=server_id, model=model, lang="C", summary=summary,
                   argv=contract_argv(build_dir / server_id),
                   build=("-C", str(CODE / "c"), str(Path("build") / server_id)),
-                  supports=frozenset({"work_ms", "spin_us", "pool"}))
+                  supports=frozenset({"work_ms", "spin_us", "pool", "backlog"}))
 
 
 C_SERVERS = [

@@ -12,6 +12,8 @@ class Point:
     work_ms: float = 0.0
     requests: int = 0  # ab only: a request count (-n) instead of the profile's duration
     rate: float = 0.0  # openloop only: requests per second
+    backlog: int = 0   # the server's listen backlog (0: its default), for servers that take it
+    timeout_s: float = 5.0  # the load generator's per-request timeout
 
     @property
     def mode(self) -> str:
@@ -21,7 +23,8 @@ class Point:
         work = f" work={self.work_ms:g}ms" if self.work_ms else ""
         n = f" n={self.requests}" if self.requests else ""
         rate = f" rate={self.rate:g}/s" if self.rate else ""
-        return f"{self.tool} {self.mode} c={self.connections}{n}{rate}{work}"
+        backlog = f" backlog={self.backlog}" if self.backlog else ""
+        return f"{self.tool} {self.mode} c={self.connections}{n}{rate}{work}{backlog}"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Plan:
     points: tuple[Point, ...]
     smoke_points: tuple[Point, ...] = field(default=())  # empty: the first and last point
     battery: bool = True
+    restart_each_point: bool = False  # a fresh server for every point, as the source write-ups did
+    time_wait_drained: int = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
 
     def points_for(self, profile: str) -> tuple[Point, ...]:
         if profile == "smoke":
@@ -67,7 +72,42 @@ C_SERVERS = Plan(
     battery=True,
 )
 
-PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS)}
+# Source write-up 002, reproduced: its ab grid (HTTP/1.0, a new connection per request,
+# count-bound) on loopback, against every C server and python's http.server. ab's own
+# default timeout (30 s) as the source ran it; a fresh server for every point, as its
+# notes say it had to restart them. Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2), so
+# the tens of thousands of TIME_WAIT sockets this grid leaves need no drain in between.
+AB_GRID = Plan(
+    dataset="ab-grid",
+    description="source write-up 002's ab grid on loopback: -n 1000/5000/10000 x -c 1/10/100/1000, "
+                "HTTP/1.0 without keep-alive, a fresh server per point",
+    servers=C_IDS + ("python-http-server",),
+    points=tuple(Point("ab", c, False, requests=n, timeout_s=30.0)
+                 for n in (1000, 5000, 10000) for c in (1, 10, 100, 1000)),
+    smoke_points=(Point("ab", 1, False, requests=1000, timeout_s=30.0),
+                  Point("ab", 100, False, requests=1000, timeout_s=30.0)),
+    battery=False,
+    restart_each_point=True,
+    time_wait_drained=60000,
+)
+
+# What the listen backlog does to a burst of 1000 new connections: the C servers default to
+# 4096; tutorials (and python's socketserver, request_queue_size = 5) use 5.
+AB_BACKLOG = Plan(
+    dataset="ab-backlog",
+    description="ab -n 10000 at 100 and 1000 connections against c-sequential, c-fork and c-thread "
+                "with listen backlogs of 5, 128 and 4096",
+    servers=("c-sequential", "c-fork", "c-thread"),
+    points=tuple(Point("ab", c, False, requests=10000, timeout_s=30.0, backlog=b)
+                 for b in (5, 128, 4096) for c in (100, 1000)),
+    smoke_points=(Point("ab", 100, False, requests=1000, timeout_s=30.0, backlog=5),
+                  Point("ab", 100, False, requests=1000, timeout_s=30.0, backlog=4096)),
+    battery=False,
+    restart_each_point=True,
+    time_wait_drained=60000,
+)
+
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG)}
 
 
 def get(name: str) -> Plan:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 COLUMNS = [
-    "server", "model", "lang", "tool", "mode", "connections", "work_ms", "repeat",
+    "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "repeat",
     "rps", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms",
     "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "non2xx",
     "requests", "duration_s", "bytes",

@@ -152,15 +152,18 @@ class Usage:
 class GroupSampler:
     """Samples a process group from start() to stop(); stop() returns the Usage."""
 
-    def __init__(self, pgid: int, interval_s: float = 0.25):
+    def __init__(self, pgid: int, interval_s: float = 0.25, cpu_group=None):
         self.pgid = pgid
         self.interval_s = interval_s
+        self.cpu_group = cpu_group  # a cgroup.CpuGroup: exact CPU time, reaped children included
         self._stop = threading.Event()
         self._peaks = [0, 0, 0]
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> "GroupSampler":
         self._first = group_snapshot(self.pgid)
+        if self.cpu_group is not None:
+            self._first.cpu_s = self.cpu_group.usage_s()
         self._sys0 = system_busy_s()
         self._note(self._first)
         self._thread.start()
@@ -178,7 +181,9 @@ class GroupSampler:
         """End the sampling. The final CPU reading waits until the group is settled: while a
         forking server reaps children, a child can vanish between reading the parent and
         reading the child, and its CPU time would be missed. Three equal readings in a row
-        (same members, same CPU), 100 ms apart, mean nothing was in flight."""
+        (same members, same CPU), 100 ms apart, mean nothing was in flight. With a cgroup
+        the CPU time comes from the kernel's own account of the group instead, which no
+        exiting child can escape; /proc then gives only memory, threads and switches."""
         self._stop.set()
         self._thread.join()
         end = time.monotonic()
@@ -193,6 +198,8 @@ class GroupSampler:
             calm = calm + 1 if stable else 0
             last = again
         self._note(last)
+        if self.cpu_group is not None:
+            last.cpu_s = self.cpu_group.usage_s()
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
