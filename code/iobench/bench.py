@@ -104,10 +104,23 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite: bool = False,
+def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, **kwargs) -> Path:
+    """Measure a plan under the smoke or full profile; return the dataset's folder.
+
+    A plan with a link runs every server behind an iom-delaylink (code/iobench/netlink.py),
+    set up once for the whole run and always taken down."""
+    if not plan.link_rtt_ms:
+        return _run_plan(plan, profile_name, dest, **kwargs)
+    from .netlink import DelayLink
+
+    with DelayLink(plan.link_rtt_ms, plan.link_rate_mbit, cpus=kwargs.get("client_cpus", "1")) as link:
+        return _run_plan(plan, profile_name, dest, link=link, **kwargs)
+
+
+def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite: bool = False,
              server_cpus: str = "0", client_cpus: str = "1",
-             progress: Callable[[str], None] | None = None, with_battery: bool | None = None) -> Path:
-    """Measure a plan under the smoke or full profile; return the dataset's folder."""
+             progress: Callable[[str], None] | None = None, with_battery: bool | None = None,
+             link=None) -> Path:
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(plan.dataset)
@@ -124,7 +137,14 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
         servers={s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
         thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
                     "quiet_cores": QUIET_CORES, "time_wait_drained": plan.time_wait_drained},
-        restart_each_point=plan.restart_each_point)
+        restart_each_point=plan.restart_each_point,
+        link=None if link is None else {
+            "rtt_ms": link.rtt_ms, "measured_rtt_ms": round(link.measured_rtt_ms, 2),
+            "rate_mbit": plan.link_rate_mbit, "server_host": link.server_host,
+            "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
+                   "forwards every packet between two TUN devices after rtt/2"})
+    host = link.server_host if link is not None else "127.0.0.1"
+    netns = link.netns if link is not None else None
     unsupported: dict[str, str] = {}
     stops: list[dict] = []
     total = profile.repeats * len(servers) * len(points)
@@ -146,9 +166,9 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
                     groups.setdefault(key, []).append(p)
                 for (work_ms, backlog, _), group in groups.items():
                     waited = wait_time_wait_drained(progress, profile.time_wait_max_s, plan.time_wait_drained)
-                    opts = ServerOptions(work_ms=work_ms, backlog=backlog or None)
+                    opts = ServerOptions(host=host, work_ms=work_ms, backlog=backlog or None)
                     try:
-                        with ServerProcess(server, opts, cpus=server_cpus) as srv:
+                        with ServerProcess(server, opts, cpus=server_cpus, netns=netns) as srv:
                             srv.verify()
                             for point in group:
                                 done += 1
@@ -174,9 +194,9 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite:
             for server in servers:
                 if server.id in unsupported:
                     continue
-                with ServerProcess(server, ServerOptions(), cpus=server_cpus) as srv:
+                with ServerProcess(server, ServerOptions(host=host), cpus=server_cpus, netns=netns) as srv:
                     srv.verify()
-                    verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery("127.0.0.1", srv.port)]
+                    verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery(host, srv.port)]
                 passed = sum(v["passed"] for v in verdicts[server.id])
                 progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
             writer.write_json("battery.json", verdicts)

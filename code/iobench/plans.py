@@ -37,6 +37,8 @@ class Plan:
     battery: bool = True
     restart_each_point: bool = False  # a fresh server for every point, as the source write-ups did
     time_wait_drained: int = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
+    link_rtt_ms: float = 0.0          # > 0: servers sit behind an iom-delaylink with this round trip
+    link_rate_mbit: float = 0.0       # and, > 0, this bandwidth
 
     def points_for(self, profile: str) -> tuple[Point, ...]:
         if profile == "smoke":
@@ -107,7 +109,23 @@ AB_BACKLOG = Plan(
     time_wait_drained=60000,
 )
 
-PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG)}
+# Source write-up 002's "public IP" case: its server was a round trip away (about 97 ms per
+# request on a new connection, i.e. two round trips of ~48 ms). Here the server sits in a
+# network namespace behind iom-delaylink with a 50 ms round trip; ab runs for a fixed time,
+# since the sequential server manages only a few requests per second.
+DELAY_LINK = Plan(
+    dataset="delay-link",
+    description="the source's four servers (and c-epoll, python's http.server) behind a 50 ms "
+                "round trip: ab without keep-alive at 1, 10 and 100 connections, and ab -k at 10",
+    servers=("c-sequential", "c-fork", "c-thread", "c-coroutine", "c-epoll", "python-http-server"),
+    points=(Point("ab", 1, False, timeout_s=30.0), Point("ab", 10, False, timeout_s=30.0),
+            Point("ab", 100, False, timeout_s=30.0), Point("ab", 10, True, timeout_s=30.0)),
+    smoke_points=(Point("ab", 1, False, timeout_s=30.0), Point("ab", 10, False, timeout_s=30.0)),
+    battery=False,
+    link_rtt_ms=50.0,
+)
+
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK)}
 
 
 def get(name: str) -> Plan:

@@ -1,0 +1,1 @@
+"""Deliberately broken servers that show a classic mistake; never benchmarked."""
