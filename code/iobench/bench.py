@@ -85,13 +85,24 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
     return output, code, cpu, wall
 
 
+def cpu_count(cpus: str | None) -> int:
+    """How many CPUs a taskset list names ("1", "0-1", "1,3"); all of them when unpinned."""
+    if not cpus:
+        return os.cpu_count() or 1
+    n = 0
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n
+
+
 def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
     requests = point.requests
     if warmup and requests:  # a count-bound warm-up: at most 1000 requests (ab needs n >= c)
         requests = max(point.connections, min(requests, 1000))
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
                             duration_s=duration_s, requests=requests, rate=point.rate,
-                            timeout_s=point.timeout_s)
+                            timeout_s=point.timeout_s, threads=point.threads)
 
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
@@ -216,7 +227,7 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     server = srv.server
     base = ["taskset", "-c", client_cpus] if client_cpus else []
     n = f"-n{point.requests}" if point.requests else ""
-    b = f"-b{point.backlog}" if point.backlog else ""
+    b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "")
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
 
     # Warm-up: the same load, shorter; its output is kept too, but never measured.
@@ -251,7 +262,7 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
         "server_cpu_pct": 100.0 * usage.cpu_s / usage.wall_s if usage.wall_s else None,
         "server_rss_kib_max": usage.rss_kib_max, "server_threads_max": usage.threads_max,
         "server_procs_max": usage.procs_max, "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
-        "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * spec.threads,
+        "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * min(spec.threads, cpu_count(client_cpus)),
         "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
         "tcp_retrans_segs": tcp.get("RetransSegs"),

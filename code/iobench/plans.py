@@ -14,6 +14,7 @@ class Point:
     rate: float = 0.0  # openloop only: requests per second
     backlog: int = 0   # the server's listen backlog (0: its default), for servers that take it
     timeout_s: float = 5.0  # the load generator's per-request timeout
+    threads: int = 1   # wrk: threads (the book pins wrk to one core, so 1 unless reproducing a source)
 
     @property
     def mode(self) -> str:
@@ -24,7 +25,8 @@ class Point:
         n = f" n={self.requests}" if self.requests else ""
         rate = f" rate={self.rate:g}/s" if self.rate else ""
         backlog = f" backlog={self.backlog}" if self.backlog else ""
-        return f"{self.tool} {self.mode} c={self.connections}{n}{rate}{work}{backlog}"
+        threads = f" t={self.threads}" if self.threads != 1 else ""
+        return f"{self.tool} {self.mode} c={self.connections}{threads}{n}{rate}{work}{backlog}"
 
 
 @dataclass(frozen=True)
@@ -120,12 +122,37 @@ DELAY_LINK = Plan(
     servers=("c-sequential", "c-fork", "c-thread", "c-coroutine", "c-epoll", "python-http-server"),
     points=(Point("ab", 1, False, timeout_s=30.0), Point("ab", 10, False, timeout_s=30.0),
             Point("ab", 100, False, timeout_s=30.0), Point("ab", 10, True, timeout_s=30.0)),
-    smoke_points=(Point("ab", 1, False, timeout_s=30.0), Point("ab", 10, False, timeout_s=30.0)),
+    smoke_points=(Point("ab", 1, False, timeout_s=30.0), Point("ab", 10, False, timeout_s=30.0),
+                  Point("ab", 10, True, timeout_s=30.0)),
     battery=False,
     link_rtt_ms=50.0,
 )
 
-PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK)}
+JAVA_IDS = ("java-blocking", "java-thread", "java-threadpool", "java-nio", "java-nio-workers",
+            "java-nio-multi", "java-nio2", "java-vthread", "java-netty", "java-mina")
+
+JAVA_SERVERS = Plan(
+    dataset="java-servers",
+    description="every corrected Java server and nginx, keep-alive: hello-world at 40 and 1000 "
+                "connections, and 20 ms of simulated blocking work at 40 connections",
+    servers=("nginx",) + JAVA_IDS,
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), Point("wrk", 40, True, work_ms=20.0)),
+    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0)),
+)
+
+# Source write-up 000, reproduced: its three servers as published and their corrected
+# counterparts, each sleeping 20 ms per request, under its own wrk settings (-t8 -c40).
+SEED_000 = Plan(
+    dataset="seed-000",
+    description="source write-up 000: its blocking, thread-pool and Netty servers as published, and "
+                "the book's corrected ones, 20 ms of work per request, wrk -t8 -c40",
+    servers=("java-seed000-blocking", "java-seed000-threadpool", "java-seed000-netty",
+             "java-blocking", "java-threadpool", "java-netty"),
+    points=(Point("wrk", 40, True, work_ms=20.0, threads=8),),
+    battery=False,
+)
+
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000)}
 
 
 def get(name: str) -> Plan:

@@ -125,3 +125,11 @@ def test_failed_full_run_leaves_captured_data_untouched(tmp_path, test_servers):
     assert after == before
     with pytest.raises(DatasetExists):
         run_plan(PLAN, "full", dest=dest, progress=lambda m: None)
+
+
+def test_generator_cores_come_from_the_taskset_list():
+    from iobench.bench import cpu_count
+    assert cpu_count("1") == 1
+    assert cpu_count("0-1") == 2
+    assert cpu_count("1,3-5") == 4
+    assert cpu_count(None) >= 1
