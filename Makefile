@@ -48,6 +48,7 @@ test: setup code unit
 
 unit:
 	python -m pytest -q code/tests -m "not site"
+	$(MAKE) -C code test-java
 
 SITE ?= _build/html
 site-test:

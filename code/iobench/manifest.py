@@ -6,6 +6,7 @@ given a free port by the harness and are ready when that port accepts.
 """
 from __future__ import annotations
 
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,103 @@ C_SERVERS = [
 ]
 for _id, _model, _summary in C_SERVERS:
     register(c_server(_id, _model, _summary))
+
+
+# ---- the Java servers (code/java, built by Maven through code/Makefile) ----------------------
+
+JAVA = CODE / "java"
+JAVA_CLASSPATH = f"{JAVA / 'target' / 'classes'}:{JAVA / 'target' / 'lib'}/*"
+# The same JVM flags for every Java server, so that only the IO model differs:
+# - a fixed 512 MiB heap (-Xms = -Xmx): no heap resizing during a run; room for 10,000
+#   connections' 8 KiB buffers; not pre-touched, so RSS still shows what a model really uses;
+# - G1 named explicitly: the JVM picks Serial GC on a machine it deems small (under 2 CPUs
+#   or 2 GiB), so the collector would depend on the machine and on taskset;
+# - exit on OutOfMemoryError rather than limp on: a server that ran out of heap is a result;
+# - JVM warnings to stderr (the default is stdout, where the harness expects READY).
+# Thread stacks keep the default size (1 MiB reserved, committed only as touched).
+JAVA_FLAGS = ("-Xms512m", "-Xmx512m", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
+              "-Xlog:all=warning:stderr")
+JAVA_BUILD = ("-C", str(CODE), "java")
+_jdk_home: list[Path] = []
+
+
+def java_home() -> Path:
+    """The JDK 21+ that code/tools/find-jdk picks (looked up once); /usr/bin/java may be older."""
+    if not _jdk_home:
+        found = subprocess.run([str(CODE / "tools" / "find-jdk")], capture_output=True, text=True)
+        if found.returncode != 0:
+            raise RuntimeError(f"the Java servers need JDK 21+: {found.stderr.strip()}")
+        _jdk_home.append(Path(found.stdout.strip()))
+    return _jdk_home[0]
+
+
+def java_argv(main_class: str, seed: bool = False) -> Callable[[ServerOptions, Path], list[str]]:
+    """java FLAGS -cp CLASSPATH CLASS, then the contract's flags (the as-published servers
+    take only --port and --work-ms: always passed, so work_ms=0 means no sleep there too)."""
+    def argv(opts: ServerOptions, workdir: Path) -> list[str]:
+        a = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", JAVA_CLASSPATH, main_class,
+             "--port", str(opts.port)]
+        if seed:
+            return a + ["--work-ms", f"{opts.work_ms:g}"]
+        a += ["--host", opts.host]
+        if opts.work_ms:
+            a += ["--work-ms", f"{opts.work_ms:g}"]
+        if opts.spin_us:
+            a += ["--spin-us", f"{opts.spin_us:g}"]
+        if opts.pool:
+            a += ["--pool", str(opts.pool)]
+        return a
+    return argv
+
+
+def java_server(server_id: str, main_class: str, model: str, summary: str, pool: bool,
+                seed: bool = False) -> Server:
+    supports = {"work_ms"} if seed else {"work_ms", "spin_us"} | ({"pool"} if pool else set())
+    return Server(id=server_id, model=model, lang="Java", summary=summary,
+                  argv=java_argv(main_class, seed), build=JAVA_BUILD, supports=frozenset(supports))
+
+
+# id, class, model, summary, has a pool (--pool)
+JAVA_SERVERS = [
+    ("java-blocking", "iom.servers.Blocking", "blocking, one connection at a time",
+     "ServerSocket: accept, serve, close, one client at a time", False),
+    ("java-thread", "iom.servers.ThreadPerConnection", "thread per connection",
+     "a new platform thread for every connection", False),
+    ("java-threadpool", "iom.servers.ThreadPool", "thread pool, bounded queue",
+     "an acceptor feeding a fixed pool of threads (default 64)", True),
+    ("java-nio", "iom.servers.NioReactor", "reactor: one Selector (Lea)",
+     "Reactor, Acceptor and Handler on one Selector thread; work runs on the reactor", False),
+    ("java-nio-workers", "iom.servers.NioWorkers", "reactor + worker pool (Lea)",
+     "one Selector thread for IO, a worker pool (default 64) for the work", True),
+    ("java-nio-multi", "iom.servers.NioMulti", "multi-reactor: a Selector per core (Lea)",
+     "one acceptor thread, one Selector thread per core (--pool)", True),
+    ("java-nio2", "iom.servers.Nio2", "proactor: NIO.2 AsynchronousServerSocketChannel",
+     "completion handlers on a channel group's fixed pool (default 64)", True),
+    ("java-vthread", "iom.servers.VirtualThreads", "virtual thread per connection",
+     "blocking code, one virtual thread per connection (JDK 21+)", False),
+    ("java-netty", "iom.servers.NettyServer", "Netty 4.2 event loops (NIO transport)",
+     "boss and worker event loops; a business executor group (default 64) for blocking work", True),
+    ("java-mina", "iom.servers.MinaServer", "Apache Mina 2.2 (NIO acceptor)",
+     "IO processors per core; an ExecutorFilter (default 64) for blocking work", True),
+]
+# The source write-up's (seed 000) servers as published, to reproduce its numbers: they do
+# not follow the contract (no request read, not HTTP/1.1 keep-alive), so leave them out of
+# anything that expects a correct server.
+JAVA_SEED_SERVERS = [
+    ("java-seed000-blocking", "iom.seed000.SimpleIO",
+     "as published (seed 000): blocking, one connection at a time",
+     "the write-up's SimpleIO: never reads the request, answers after 20 ms, closes"),
+    ("java-seed000-threadpool", "iom.seed000.ThreadPoolIO",
+     "as published (seed 000): fixed pool of 40 threads",
+     "the write-up's ThreadPoolIO: never reads the request, answers after 20 ms, closes"),
+    ("java-seed000-netty", "iom.seed000.NettyServer",
+     "as published (seed 000): Netty, 100 event loops, sleep on the event loop",
+     "the write-up's Netty server: one answer per read, prints every request, never closes"),
+]
+for _id, _class, _model, _summary, _pool in JAVA_SERVERS:
+    register(java_server(_id, _class, _model, _summary, _pool))
+for _id, _class, _model, _summary in JAVA_SEED_SERVERS:
+    register(java_server(_id, _class, _model, _summary, pool=False, seed=True))
 
 
 def get(server_id: str) -> Server:

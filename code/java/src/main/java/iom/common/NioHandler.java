@@ -1,0 +1,131 @@
+package iom.common;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.Executor;
+
+/**
+ * Doug Lea's Handler: one connection on a {@link Reactor}, driven by readiness. The reactor
+ * runs {@link #run} when the channel is readable or writable; the handler reads what is
+ * there, answers every complete request, writes what the socket takes, and tells the
+ * selector what it waits for next (read, write, or nothing while a worker has the request).
+ *
+ * With {@code workers == null} the simulated work runs right here, on the reactor thread:
+ * every other connection of this reactor waits meanwhile (java-nio's lesson). With a worker
+ * pool, a worker does the work and hands the response back to the reactor (java-nio-workers),
+ * one request of a connection at a time, so pipelined responses keep their order.
+ */
+public final class NioHandler implements Runnable {
+    private final Reactor reactor;
+    private final SocketChannel channel;
+    private final SelectionKey key;
+    private final Options opts;
+    private final Executor workers;
+    private final RequestBuffer requests = new RequestBuffer();
+    private ByteBuffer out = ByteBuffer.allocate(1024); // responses not yet written (write mode)
+    private boolean eof, closing, working;
+
+    public NioHandler(Reactor reactor, SocketChannel channel, Options opts, Executor workers) throws IOException {
+        this.reactor = reactor;
+        this.channel = channel;
+        this.opts = opts;
+        this.workers = workers;
+        channel.configureBlocking(false);
+        key = channel.register(reactor.selector(), SelectionKey.OP_READ, this);
+    }
+
+    // BEGIN handler
+    @Override
+    public void run() {
+        try {
+            if (key.isReadable() && channel.read(requests.in()) < 0) {
+                eof = true; // the peer half-closed: answer what came, then close
+            }
+            serve();
+        } catch (IOException e) {
+            close();
+        }
+    }
+
+    /** Answer the complete requests held, then write and choose what to wait for. */
+    private void serve() throws IOException {
+        int parsed;
+        while (!working && !closing && (parsed = requests.next()) != Http.INCOMPLETE) {
+            if (parsed > 0 && workers != null) { // the work runs in a worker; the reactor moves on
+                working = true;
+                int request = parsed;
+                workers.execute(() -> work(request));
+            } else {
+                if (parsed > 0) {
+                    simulate();
+                }
+                respond(parsed);
+            }
+        }
+        flush();
+    }
+    // END handler
+
+    // BEGIN handoff
+    /** In a worker thread: do the work, then give the response back to the reactor's thread. */
+    private void work(int parsed) {
+        simulate();
+        reactor.execute(() -> {
+            if (!channel.isOpen()) {
+                return; // closed meanwhile (a write failed)
+            }
+            working = false;
+            respond(parsed);
+            try {
+                serve(); // answer pipelined requests that came meanwhile, write, re-arm
+            } catch (IOException e) {
+                close();
+            }
+        });
+    }
+    // END handoff
+
+    private void simulate() {
+        try {
+            Work.simulate(opts);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // only on shutdown: answer anyway
+        }
+    }
+
+    private void respond(int parsed) {
+        byte[] r = Http.response(parsed);
+        if (out.remaining() < r.length) {
+            ByteBuffer bigger = ByteBuffer.allocate(Math.max(2 * out.capacity(), out.position() + r.length));
+            out = bigger.put(out.flip());
+        }
+        out.put(r);
+        closing |= Http.closeAfter(parsed);
+    }
+
+    // BEGIN flush
+    private void flush() throws IOException {
+        out.flip();
+        channel.write(out);
+        out.compact();
+        if (out.position() > 0) {
+            key.interestOps(SelectionKey.OP_WRITE); // the socket is full: wait, and read nothing more
+        } else if (closing || (eof && !working)) {
+            close();
+        } else {
+            key.interestOps(working || eof ? 0 : SelectionKey.OP_READ);
+        }
+    }
+    // END flush
+
+    private void close() {
+        key.cancel();
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closed anyway
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package iom.common;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.nio.channels.ServerSocketChannel;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * What every Java server of the book shares besides HTTP: listening, the READY line,
+ * stopping on SIGTERM with exit status 0, and failing with exit status 1 and a message
+ * that names the call that failed (like die() in code/c/common/server.c).
+ */
+public final class Server {
+    private Server() {}
+
+    private static volatile boolean stopping;
+
+    /** The address to bind: --host, which must be an IP address, and --port. */
+    public static InetSocketAddress address(Options opts) {
+        try {
+            return new InetSocketAddress(InetAddress.getByName(opts.host), opts.port);
+        } catch (UnknownHostException e) {
+            throw fail("resolve " + opts.host, e);
+        }
+    }
+
+    /** A blocking listening socket (java.net), bound and listening. */
+    public static ServerSocket listen(Options opts) {
+        InetSocketAddress addr = address(opts);
+        try {
+            ServerSocket s = new ServerSocket();
+            s.setReuseAddress(true);
+            try {
+                s.bind(addr, opts.backlog);
+            } catch (IOException e) {
+                s.close();
+                throw fail("bind " + opts.host + ":" + opts.port, e);
+            }
+            return s;
+        } catch (IOException e) {
+            throw fail("socket", e);
+        }
+    }
+
+    /** A listening channel (java.nio), bound and listening, still in blocking mode. */
+    public static ServerSocketChannel listenChannel(Options opts) {
+        InetSocketAddress addr = address(opts);
+        try {
+            ServerSocketChannel s = ServerSocketChannel.open();
+            s.socket().setReuseAddress(true);
+            try {
+                s.bind(addr, opts.backlog);
+            } catch (IOException e) {
+                s.close();
+                throw fail("bind " + opts.host + ":" + opts.port, e);
+            }
+            return s;
+        } catch (IOException e) {
+            throw fail("socket", e);
+        }
+    }
+
+    // BEGIN ready-and-stop
+    /** Print "READY port=N" once listening: the harness waits for exactly this line. */
+    public static void ready(int port) {
+        System.out.println("READY port=" + port);
+        System.out.flush();
+    }
+
+    /**
+     * On SIGTERM (or SIGINT) close these (the listening socket first) and exit 0. The JVM's
+     * own exit status on SIGTERM is 143; halt(0) in the hook makes it the contract's 0.
+     * Call it only after setup succeeded: a setup error must still exit 1.
+     */
+    public static void stopOnSignal(AutoCloseable... resources) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stopping = true;
+            for (AutoCloseable r : resources) {
+                try {
+                    r.close();
+                } catch (Exception e) {
+                    // stopping anyway: a resource that fails to close is gone with the process
+                }
+            }
+            Runtime.getRuntime().halt(0);
+        }, "stop-on-signal"));
+    }
+    // END ready-and-stop
+
+    /** True once SIGTERM has arrived: failures after that are the shutdown, not errors. */
+    public static boolean stopping() {
+        return stopping;
+    }
+
+    /**
+     * Exit 1 with "error: CALL: reason". While stopping, a failure is the shutdown closing
+     * things under a thread's feet: that thread waits for the hook to halt(0) instead.
+     * Declared to return an exception so callers can write {@code throw fail(...)}.
+     */
+    public static RuntimeException fail(String call, Throwable e) {
+        if (stopping) {
+            awaitHalt();
+        }
+        Throwable cause = e;
+        while (cause.getCause() != null) { // the root cause names the errno (Mina wraps it)
+            cause = cause.getCause();
+        }
+        System.err.println("error: " + call + ": " + cause.getMessage());
+        System.err.flush();
+        Runtime.getRuntime().halt(1);
+        return new IllegalStateException("unreachable");
+    }
+
+    private static void awaitHalt() {
+        try {
+            new CountDownLatch(1).await();
+        } catch (InterruptedException ignored) {
+            Thread.currentThread().interrupt();
+        }
+        throw new IllegalStateException("stopping");
+    }
+}

@@ -1,0 +1,123 @@
+/*
+ * java-mina: Apache Mina 2.2: a NioSocketAcceptor, IO processors (cores + 1 Selector threads),
+ * a filter chain and an IoHandler.
+ *
+ * The handler keeps each session's request bytes and answers every complete request with
+ * session.write(). With --work-ms the handler would block its IO processor and every
+ * session on it, so an ExecutorFilter (an OrderedThreadPoolExecutor of --pool threads,
+ * default 64) runs the handler instead: a session's events stay in order, different
+ * sessions run in parallel. --spin-us runs where the handler runs. One subtlety: the
+ * ExecutorFilter does not carry inputClosed (the peer's FIN), which would overtake the
+ * requests still queued for the pool; a small filter turns it into a message first.
+ *
+ * Build: make -C code java
+ * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
+ *            iom.servers.MinaServer --port 8080 [--work-ms 20 --pool 64]
+ * Try:   curl -s http://127.0.0.1:8080/
+ * Chapter: book/java/mina.md
+ */
+package iom.servers;
+
+import iom.common.Http;
+import iom.common.Options;
+import iom.common.RequestBuffer;
+import iom.common.Server;
+import iom.common.Work;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.apache.mina.core.buffer.IoBuffer;
+import org.apache.mina.core.filterchain.IoFilterAdapter;
+import org.apache.mina.core.service.IoHandlerAdapter;
+import org.apache.mina.core.service.IoProcessor;
+import org.apache.mina.core.session.IoSession;
+import org.apache.mina.filter.executor.ExecutorFilter;
+import org.apache.mina.transport.socket.nio.NioSocketAcceptor;
+
+public final class MinaServer {
+    private MinaServer() {}
+
+    static final int DEFAULT_POOL = 64;
+    private static final String REQUESTS = "requests", CLOSING = "closing";
+    private static final Object FIN = new Object();
+    /** Mina logs every connection a peer resets, at SEVERE: per-connection logging, which the
+     *  contract forbids. Only that logger is silenced; the field keeps java.util.logging from
+     *  dropping the setting with the logger. */
+    private static final Logger READ_RESETS = Logger.getLogger(IoProcessor.class.getName());
+
+    // BEGIN handler
+    static final class HelloHandler extends IoHandlerAdapter {
+        private final Options opts;
+
+        HelloHandler(Options opts) {
+            this.opts = opts;
+        }
+
+        @Override
+        public void sessionCreated(IoSession session) {
+            session.setAttribute(REQUESTS, new RequestBuffer());
+        }
+
+        @Override
+        public void messageReceived(IoSession session, Object message) throws InterruptedException {
+            if (message == FIN) { // the peer's FIN, in order after its requests
+                session.closeOnFlush();
+                return;
+            }
+            RequestBuffer requests = (RequestBuffer) session.getAttribute(REQUESTS);
+            ByteBuffer in = ((IoBuffer) message).buf();
+            while (!session.containsAttribute(CLOSING) && in.hasRemaining()) {
+                requests.put(in);
+                int parsed;
+                while (!session.containsAttribute(CLOSING) && (parsed = requests.next()) != Http.INCOMPLETE) {
+                    if (parsed > 0) {
+                        Work.simulate(opts);
+                    }
+                    session.write(IoBuffer.wrap(Http.response(parsed)));
+                    if (Http.closeAfter(parsed)) {
+                        session.setAttribute(CLOSING, true); // whatever comes after is ignored
+                        session.closeOnFlush();
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void exceptionCaught(IoSession session, Throwable cause) {
+            session.closeNow(); // a reset peer, usually: this session only
+        }
+    }
+    // END handler
+
+    /** Passes the peer's FIN on as a message, so that an ExecutorFilter keeps it in order. */
+    static final class FinInOrder extends IoFilterAdapter {
+        @Override
+        public void inputClosed(NextFilter next, IoSession session) {
+            next.messageReceived(session, FIN);
+        }
+    }
+
+    public static void main(String[] args) {
+        Options opts = Options.parse("java-mina", args);
+        READ_RESETS.setLevel(Level.OFF);
+        // BEGIN acceptor
+        NioSocketAcceptor acceptor = new NioSocketAcceptor();
+        acceptor.setReuseAddress(true);
+        acceptor.setBacklog(opts.backlog);
+        acceptor.getFilterChain().addLast("fin-in-order", new FinInOrder());
+        if (opts.workMs > 0) {
+            int pool = opts.pool(DEFAULT_POOL);
+            acceptor.getFilterChain().addLast("executor", new ExecutorFilter(pool, pool));
+        }
+        acceptor.setHandler(new HelloHandler(opts));
+        // END acceptor
+        try {
+            acceptor.bind(Server.address(opts));
+        } catch (IOException e) {
+            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+        }
+        Server.stopOnSignal(acceptor::unbind);
+        Server.ready(acceptor.getLocalAddress().getPort());
+    }
+}

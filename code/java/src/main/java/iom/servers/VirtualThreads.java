@@ -1,0 +1,47 @@
+/*
+ * java-vthread: one virtual thread per connection (JEP 444, JDK 21), plain blocking code.
+ *
+ * The code is java-thread's, with Thread.ofVirtual() instead of Thread.ofPlatform(): each
+ * connection gets a virtual thread that blocks in read(), sleeps through its work and
+ * writes. A blocked virtual thread unmounts from its carrier (a small ForkJoinPool, one
+ * carrier per core) and the JDK waits for its socket with epoll underneath: thread-per-
+ * connection code with an event loop's cost per connection. Idle connections close after 2 s.
+ *
+ * Build: make -C code java
+ * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
+ *            iom.servers.VirtualThreads --port 8080 [--work-ms 20]
+ * Try:   curl -s http://127.0.0.1:8080/
+ * Chapter: book/java/virtual-threads.md
+ */
+package iom.servers;
+
+import iom.common.BlockingConnection;
+import iom.common.Options;
+import iom.common.Server;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+
+public final class VirtualThreads {
+    private VirtualThreads() {}
+
+    public static void main(String[] args) {
+        Options opts = Options.parse("java-vthread", args);
+        ServerSocket server = Server.listen(opts);
+        Server.stopOnSignal(server);
+        Server.ready(server.getLocalPort());
+
+        // BEGIN accept-loop
+        Thread.Builder connections = Thread.ofVirtual().name("conn-", 0);
+        for (;;) {
+            Socket socket;
+            try {
+                socket = server.accept();
+            } catch (IOException e) {
+                throw Server.fail("accept", e);
+            }
+            connections.start(() -> BlockingConnection.serve(socket, opts));
+        }
+        // END accept-loop
+    }
+}
