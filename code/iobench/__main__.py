@@ -95,6 +95,8 @@ def cmd_obtain(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # A shell starts background jobs with SIGINT ignored; `kill -INT` must still stop a run cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="servers and datasets").set_defaults(fn=cmd_list)
