@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -30,8 +31,7 @@ def cmd_run(args) -> int:
 
     plan = plans.get(args.dataset)
     if args.servers:
-        plan = plans.Plan(plan.dataset, plan.description, tuple(args.servers), plan.points,
-                          plan.smoke_points, plan.battery)
+        plan = dataclasses.replace(plan, servers=tuple(args.servers))
     try:
         path = run_plan(plan, args.profile, dest=args.dest, overwrite=args.overwrite,
                         server_cpus=args.server_cpus, client_cpus=args.client_cpus,
@@ -65,6 +65,37 @@ def cmd_battery(args) -> int:
     failed = sum(not v.passed for v in verdicts)
     print(f"{len(verdicts) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def cmd_probe(args) -> int:
+    """N clients send one request each at the same moment; how long until all are answered?
+    A server that overlaps the work needs about one work time; one that serialises, N."""
+    import concurrent.futures
+    import socket
+    import time
+
+    from .http import BODY, read_response, request_bytes
+    from .lifecycle import ServerProcess
+    from .manifest import ServerOptions
+
+    def one(port: int) -> float:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+            s.sendall(request_bytes("/", "HTTP/1.1", close=True))
+            resp = read_response(s, bytearray(), time.monotonic() + 60)
+        if resp.status != 200 or resp.body != BODY:
+            raise RuntimeError(f"unexpected answer: {resp.status} {resp.body!r}")
+        return time.monotonic()
+
+    with ServerProcess(manifest.get(args.server), ServerOptions(work_ms=args.work_ms), cpus=args.server_cpus) as srv:
+        srv.verify()
+        with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
+            t0 = time.monotonic()
+            ends = list(pool.map(lambda _: one(srv.port), range(args.clients)))
+    elapsed_ms = 1000 * (max(ends) - t0)
+    print(f"{args.server}: {args.clients} clients x {args.work_ms:g} ms of work: all answered after "
+          f"{elapsed_ms:,.0f} ms (all at once: {args.work_ms:g} ms; one at a time: "
+          f"{args.clients * args.work_ms:,.0f} ms)")
+    return 0
 
 
 def cmd_show(args) -> int:
@@ -118,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     bat.add_argument("--server-cpus", default="0")
     bat.add_argument("--json", action="store_true")
     bat.set_defaults(fn=cmd_battery)
+
+    probe = sub.add_parser("probe", help="N simultaneous requests with simulated work: overlapped or not?")
+    probe.add_argument("server")
+    probe.add_argument("--work-ms", type=float, default=200.0)
+    probe.add_argument("--clients", type=int, default=20)
+    probe.add_argument("--server-cpus", default="0")
+    probe.set_defaults(fn=cmd_probe)
 
     show = sub.add_parser("show", help="summarise a captured dataset")
     show.add_argument("dataset", nargs="?", default="baselines")

@@ -106,8 +106,8 @@ AB_BACKLOG = Plan(
     servers=("c-sequential", "c-fork", "c-thread"),
     points=tuple(Point("ab", c, False, requests=10000, timeout_s=30.0, backlog=b)
                  for b in (5, 128, 4096) for c in (100, 1000)),
-    smoke_points=(Point("ab", 100, False, requests=1000, timeout_s=30.0, backlog=5),
-                  Point("ab", 100, False, requests=1000, timeout_s=30.0, backlog=4096)),
+    smoke_points=(Point("ab", 1000, False, requests=1000, timeout_s=30.0, backlog=5),
+                  Point("ab", 1000, False, requests=1000, timeout_s=30.0, backlog=4096)),
     battery=False,
     restart_each_point=True,
     time_wait_drained=10**9,  # never wait: see above

@@ -14,7 +14,7 @@
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
  *            iom.servers.MinaServer --port 8080 [--work-ms 20 --pool 64]
  * Try:   curl -s http://127.0.0.1:8080/
- * Chapter: book/java/mina.md
+ * Chapter: book/java/frameworks.md
  */
 package iom.servers;
 

@@ -12,7 +12,7 @@
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
  *            iom.servers.Nio2 --port 8080 [--pool 64] [--work-ms 20]
  * Try:   curl -s http://127.0.0.1:8080/
- * Chapter: book/java/nio2.md
+ * Chapter: book/java/nio.md
  */
 package iom.servers;
 

@@ -11,7 +11,7 @@
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
  *            iom.servers.VirtualThreads --port 8080 [--work-ms 20]
  * Try:   curl -s http://127.0.0.1:8080/
- * Chapter: book/java/virtual-threads.md
+ * Chapter: book/java/blocking.md
  */
 package iom.servers;
 
