@@ -265,7 +265,8 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
         "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * min(spec.threads, cpu_count(client_cpus)),
         "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
-        "tcp_retrans_segs": tcp.get("RetransSegs"),
+        "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
+        "tcp_abort_on_data": tcp.get("TCPAbortOnData"),
         "raw_file": raw_file, "server_cpus": srv.cpus or "", "client_cpus": client_cpus or "",
         "profile": profile.name, "run_id": run_id, "started_at": started,
     }

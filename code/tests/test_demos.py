@@ -2,7 +2,7 @@
 import subprocess
 import sys
 
-from iobench import drivers
+from iobench import drivers, sampler
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, Server
 
@@ -14,6 +14,7 @@ def no_read_server() -> Server:
 
 
 def test_ab_stops_on_a_reset_from_a_server_that_does_not_read():
+    before = sampler.tcp_counters()
     with ServerProcess(no_read_server(), cpus=None) as srv:
         ab = drivers.get("ab")
         spec = drivers.LoadSpec("ab", 1, keepalive=False, requests=1000)
@@ -21,3 +22,5 @@ def test_ab_stops_on_a_reset_from_a_server_that_does_not_read():
     result = ab.parse(run.stdout + run.stderr, run.returncode)
     assert not result.ok
     assert "Connection reset by peer" in result.failure
+    # the kernel's own count of closes with unread data: the evidence the book quotes
+    assert sampler.tcp_counters()["TCPAbortOnData"] > before["TCPAbortOnData"]
