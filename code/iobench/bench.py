@@ -266,7 +266,7 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
         "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
         "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
-        "tcp_abort_on_data": tcp.get("TCPAbortOnData"),
+        "tcp_abort_on_close": tcp.get("TCPAbortOnClose"),
         "raw_file": raw_file, "server_cpus": srv.cpus or "", "client_cpus": client_cpus or "",
         "profile": profile.name, "run_id": run_id, "started_at": started,
     }

@@ -27,7 +27,7 @@ COLUMNS = [
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct",
     "server_rss_kib_max", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
     "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
-    "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_data",
+    "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
 

@@ -103,9 +103,9 @@ def group_snapshot(pgid: int) -> GroupSnapshot:
 def tcp_counters() -> dict[str, int]:
     """Machine-wide TCP counters (as `nstat` shows them) that explain stalls and errors:
     ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt),
-    RetransSegs (segments sent again), OutRsts (resets sent) and TCPAbortOnData (a socket
+    RetransSegs (segments sent again), OutRsts (resets sent) and TCPAbortOnClose (a socket
     closed with unread data in its receive buffer, which Linux answers with a reset)."""
-    wanted = {"TcpExt": ("ListenOverflows", "ListenDrops", "TCPAbortOnData"), "Tcp": ("RetransSegs", "OutRsts")}
+    wanted = {"TcpExt": ("ListenOverflows", "ListenDrops", "TCPAbortOnClose"), "Tcp": ("RetransSegs", "OutRsts")}
     out: dict[str, int] = {}
     for path in ("/proc/net/netstat", "/proc/net/snmp"):
         try:

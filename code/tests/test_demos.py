@@ -23,4 +23,4 @@ def test_ab_stops_on_a_reset_from_a_server_that_does_not_read():
     assert not result.ok
     assert "Connection reset by peer" in result.failure
     # the kernel's own count of closes with unread data: the evidence the book quotes
-    assert sampler.tcp_counters()["TCPAbortOnData"] > before["TCPAbortOnData"]
+    assert sampler.tcp_counters()["TCPAbortOnClose"] > before["TCPAbortOnClose"]
