@@ -40,6 +40,7 @@ class Server:
     ready: str = "line"                # "line": READY port=N on stdout; "port": port accepts
     supports: frozenset[str] = field(default_factory=frozenset)  # work_ms, spin_us, pool
     baseline: bool = False
+    conforms: bool = True              # False: kept as a source published it (no battery, loose verify)
     prepare: Callable[[ServerOptions, Path], None] | None = None  # writes config into a workdir
 
 
@@ -208,7 +209,8 @@ def java_server(server_id: str, main_class: str, model: str, summary: str, pool:
                 seed: bool = False) -> Server:
     supports = {"work_ms"} if seed else {"work_ms", "spin_us"} | ({"pool"} if pool else set())
     return Server(id=server_id, model=model, lang="Java", summary=summary,
-                  argv=java_argv(main_class, seed), build=JAVA_BUILD, supports=frozenset(supports))
+                  argv=java_argv(main_class, seed), build=JAVA_BUILD, supports=frozenset(supports),
+                  conforms=not seed)
 
 
 # id, class, model, summary, has a pool (--pool)
