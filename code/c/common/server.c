@@ -74,10 +74,22 @@ void parse_options(int argc, char **argv, struct options *opts, const char *usag
         usage(argv[0], usage_extra);
 }
 
+/* A stop request sets the flag, which every loop checks between blocking calls. A signal
+ * that lands just after the check and before the call (epoll_wait with no timeout, say)
+ * would leave the server blocked with the flag set; so from the first request on, SIGALRM
+ * comes back every second and interrupts whatever the main thread is blocked in (EINTR)
+ * until the loop sees the flag. alarm() is async-signal-safe. */
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarm(1);
+}
+
 static void on_stop(int sig)
 {
     (void)sig;
     stop_requested = 1;
+    alarm(1);
 }
 
 void install_signals(void)
@@ -88,6 +100,9 @@ void install_signals(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
         die("sigaction");
+    sa.sa_handler = on_alarm;
+    if (sigaction(SIGALRM, &sa, NULL) != 0)
+        die("sigaction(SIGALRM)");
     sa.sa_handler = SIG_IGN;
     if (sigaction(SIGPIPE, &sa, NULL) != 0)
         die("sigaction(SIGPIPE)");

@@ -314,6 +314,7 @@ int main(int argc, char **argv)
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGALRM); /* stop-request wake-ups go to the main thread */
     pthread_sigmask(SIG_BLOCK, &block, &old);
     for (int i = 1; i < threads; i++) {
         pthread_t tid;

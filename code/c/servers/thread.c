@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     sigaddset(&term, SIGINT);
+    sigaddset(&term, SIGALRM); /* stop-request wake-ups go to the main thread */
     announce_ready(lfd);
 
     // BEGIN accept-loop
