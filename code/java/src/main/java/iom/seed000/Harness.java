@@ -16,6 +16,8 @@ final class Harness {
     private Harness() {}
 
     static int port = 0;
+    /** The book's servers bind loopback only; the write-up's bound every interface. */
+    static final java.net.InetAddress LOOPBACK = java.net.InetAddress.getLoopbackAddress();
     static Duration work = Duration.ofMillis(20);
 
     static void parse(String[] args) {

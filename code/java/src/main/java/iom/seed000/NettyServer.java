@@ -45,7 +45,7 @@ public class NettyServer {
                     .option(ChannelOption.SO_RCVBUF, 3 * 1024);
 
             b.group(bossGroup, workerGroup).childHandler(new NettyServerChannelHandler());
-            ChannelFuture channelFuture = b.bind(port).sync();
+            ChannelFuture channelFuture = b.bind(Harness.LOOPBACK, port).sync(); // added: loopback only (was b.bind(port))
             Harness.ready(channelFuture.channel().localAddress()); // added: READY port=N
             channelFuture.channel().closeFuture().sync();
         } finally {

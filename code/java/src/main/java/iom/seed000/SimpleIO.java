@@ -26,7 +26,7 @@ import java.net.Socket;
 public class SimpleIO {
     public static void main(String[] args) throws IOException {
         Harness.parse(args); // added: --port, --work-ms, exit 0 on SIGTERM
-        try (ServerSocket serverSocket = new ServerSocket(Harness.port)) { // was: new ServerSocket(9001)
+        try (ServerSocket serverSocket = new ServerSocket(Harness.port, 50, Harness.LOOPBACK)) { // was: new ServerSocket(9001); added: loopback only, backlog 50 is Java's default
             Harness.ready(serverSocket.getLocalSocketAddress()); // added: READY port=N
             while (true) {
                 final Socket socket = serverSocket.accept();

@@ -29,7 +29,7 @@ public class ThreadPoolIO {
     public static void main(String[] args) throws IOException {
         Harness.parse(args); // added: --port, --work-ms, exit 0 on SIGTERM
         ExecutorService executorService = Executors.newFixedThreadPool(40);
-        try (ServerSocket serverSocket = new ServerSocket(Harness.port)) { // was: new ServerSocket(9003)
+        try (ServerSocket serverSocket = new ServerSocket(Harness.port, 50, Harness.LOOPBACK)) { // was: new ServerSocket(9003); added: loopback only, backlog 50 is Java's default
             Harness.ready(serverSocket.getLocalSocketAddress()); // added: READY port=N
             while (true) {
                 final Socket socket = serverSocket.accept();
