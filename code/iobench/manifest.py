@@ -117,19 +117,24 @@ register(Server(
 C_BUILD = CODE / "c" / "build"
 
 
+def contract_flags(opts: ServerOptions) -> list[str]:
+    """The contract's flags, the same for a server in any language."""
+    a = ["--port", str(opts.port), "--host", opts.host]
+    if opts.work_ms:
+        a += ["--work-ms", f"{opts.work_ms:g}"]
+    if opts.spin_us:
+        a += ["--spin-us", f"{opts.spin_us:g}"]
+    if opts.pool:
+        a += ["--pool", str(opts.pool)]
+    if opts.backlog:
+        a += ["--backlog", str(opts.backlog)]
+    return a
+
+
 def contract_argv(binary: Path) -> Callable[[ServerOptions, Path], list[str]]:
     """The contract's command line for a compiled server."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
-        a = [str(binary), "--port", str(opts.port), "--host", opts.host]
-        if opts.work_ms:
-            a += ["--work-ms", f"{opts.work_ms:g}"]
-        if opts.spin_us:
-            a += ["--spin-us", f"{opts.spin_us:g}"]
-        if opts.pool:
-            a += ["--pool", str(opts.pool)]
-        if opts.backlog:
-            a += ["--backlog", str(opts.backlog)]
-        return a
+        return [str(binary), *contract_flags(opts)]
     return argv
 
 
@@ -190,18 +195,10 @@ def java_argv(main_class: str, seed: bool = False) -> Callable[[ServerOptions, P
     """java FLAGS -cp CLASSPATH CLASS, then the contract's flags (the as-published servers
     take only --port and --work-ms: always passed, so work_ms=0 means no sleep there too)."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
-        a = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", JAVA_CLASSPATH, main_class,
-             "--port", str(opts.port)]
+        java = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", JAVA_CLASSPATH, main_class]
         if seed:
-            return a + ["--work-ms", f"{opts.work_ms:g}"]
-        a += ["--host", opts.host]
-        if opts.work_ms:
-            a += ["--work-ms", f"{opts.work_ms:g}"]
-        if opts.spin_us:
-            a += ["--spin-us", f"{opts.spin_us:g}"]
-        if opts.pool:
-            a += ["--pool", str(opts.pool)]
-        return a
+            return java + ["--port", str(opts.port), "--work-ms", f"{opts.work_ms:g}"]
+        return java + contract_flags(opts)
     return argv
 
 
