@@ -27,6 +27,9 @@ class LoadSpec:
     timeout_s: float = 5.0
     path: str = "/"
     rate: float = 0.0          # open-loop tools: requests per second, fixed in advance
+    size: int = 0              # echo: bytes per message
+    nodelay: bool = False      # echo: TCP_NODELAY on the generator's sockets (off: Nagle on)
+    split: tuple[int, int, int] = (0, 0, 0)  # echo: every K-th message written as B bytes, U µs, the rest
 
     @property
     def mode(self) -> str:
@@ -217,7 +220,55 @@ class OpenLoop(Driver):
                    "backlog_max": d["backlog_max"], "p99_9_ms": d["p99_9_ms"] if has else None})
 
 
-DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop())}
+# ---- iom-echoload (code/c/tools/echoload.c) -----------------------------------------------
+
+ECHOLOAD = "code/c/build/iom-echoload"
+
+
+class EchoLoad(Driver):
+    """The book's closed-loop TCP echo generator: one message in flight per connection;
+    a message's latency runs from its first byte written to its last byte echoed back.
+    Its url is tcp://host:port; a request is one echoed message."""
+    name = "echo"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        if spec.size <= 0:
+            raise ValueError("the echo driver needs a message size")
+        host, _, port = url.removeprefix("tcp://").rstrip("/").rpartition(":")
+        argv = [ECHOLOAD, "--host", host, "--port", port, "--connections", str(spec.connections),
+                "--size", str(spec.size), "--duration", f"{spec.duration_s:g}",
+                "--timeout", f"{spec.timeout_s:g}", "--hist"]
+        if spec.nodelay:
+            argv.append("--nodelay")
+        every, at, pause_us = spec.split
+        if every:
+            argv += ["--split-every", str(every), "--split-at", str(at), "--split-pause-us", str(pause_us)]
+        return argv
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        line = next((ln for ln in output.splitlines() if ln.startswith("ECHOLOAD {")), None)
+        if line is None:
+            last = output.strip().splitlines()[-1] if output.strip() else "no output"
+            return LoadResult(ok=False, failure=f"echoload exit {returncode}: {last}")
+        d = json.loads(line[len("ECHOLOAD "):])
+        has = d["messages"] > 0
+        errors = (d["errors_connect"] + d["errors_read"] + d["errors_write"]
+                  + d["errors_timeout"] + d["errors_mismatch"])
+        ok = returncode == 0 and has
+        ms = (lambda k: d[k]) if has else (lambda k: None)
+        return LoadResult(
+            ok=ok, failure="" if ok else f"echoload exit {returncode}: {d['messages']} messages",
+            requests=d["messages"], duration_s=d["duration_s"], rps=d["tps"],
+            p50_ms=ms("p50_ms"), p90_ms=ms("p90_ms"), p99_ms=ms("p99_ms"), mean_ms=ms("mean_ms"),
+            max_ms=ms("max_ms"), errors=errors, errors_connect=d["errors_connect"],
+            errors_read=d["errors_read"], errors_write=d["errors_write"], errors_timeout=d["errors_timeout"],
+            bytes=round(d["bytes_per_s"] * d["duration_s"]),
+            extra={"bytes_per_s": d["bytes_per_s"], "p99_9_ms": ms("p99_9_ms"),
+                   "stalls_35ms": d["stalls_35ms"], "errors_mismatch": d["errors_mismatch"],
+                   "hist": d.get("hist", [])})
+
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoLoad())}
 
 
 def get(name: str) -> Driver:

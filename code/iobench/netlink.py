@@ -1,4 +1,6 @@
-"""A slow link to a server: a network namespace joined to this one through iom-delaylink.
+"""Links to a server that are not loopback.
+
+DelayLink, a slow link: a network namespace joined to this one through iom-delaylink.
 
     with DelayLink(rtt_ms=40) as link:
         with ServerProcess(get("c-sequential"), ServerOptions(host=link.server_host),
@@ -75,7 +77,7 @@ def remove_stale_namespaces() -> list[str]:
     for line in p.stdout.splitlines():
         name = line.split()[0] if line.split() else ""
         parts = name.split("-")
-        if len(parts) == 4 and name.startswith("iom-srv-") and parts[2].isdigit():
+        if len(parts) == 4 and name.startswith(("iom-srv-", "iom-cli-")) and parts[2].isdigit():
             if not Path(f"/proc/{parts[2]}").exists():
                 _ip("netns", "del", name)
                 removed.append(name)
@@ -224,5 +226,151 @@ class DelayLink:
                     _ip("link", "del", dev)
                 except LinkError as exc:
                     errors.append(str(exc))
+        if errors:
+            raise LinkError("; ".join(errors))
+
+
+VETH_CLIENT_HOST = "10.78.0.1"
+VETH_SERVER_HOST = "10.78.0.2"
+
+
+def netns_counters(netns: str | None) -> dict[str, int]:
+    """Every Tcp and TcpExt counter (what `nstat -az` shows) of one network namespace
+    (None: this one), read from /proc/net/{snmp,netstat} inside it."""
+    argv = ["cat", "/proc/net/netstat", "/proc/net/snmp"]
+    if netns is not None:
+        argv = ["ip", "netns", "exec", netns] + argv
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+    if p.returncode != 0:
+        raise LinkError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
+    return parse_snmp(p.stdout)
+
+
+def parse_snmp(text: str) -> dict[str, int]:
+    """/proc/net/netstat and /proc/net/snmp: pairs of lines, names then values."""
+    out: dict[str, int] = {}
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for names, values in zip(lines[::2], lines[1::2]):
+        prefix, *keys = names.split()
+        vprefix, *vals = values.split()
+        if prefix != vprefix or prefix.rstrip(":") not in ("Tcp", "TcpExt"):
+            continue
+        for k, v in zip(keys, vals):
+            out[f"{prefix.rstrip(':')}{k}"] = int(v)
+    return out
+
+
+class VethLink:
+    """Two hosts on one machine: a server namespace and a client namespace joined by a
+    veth pair, with what a 2013 gigabit LAN had and loopback has not:
+
+    - MTU 1500 (loopback's is 65536, so a 5 KiB message is one segment there);
+    - TSO, GSO and GRO off, so the stack sends and receives real 1448-byte segments
+      (with them on, veth would pass 64 KiB super-segments as loopback does);
+    - a token bucket (tc tbf) of rate_mbit on each end, so the wire is the limit it was.
+
+        with VethLink(rate_mbit=1000) as link:
+            with ServerProcess(server, ServerOptions(host=link.server_host), netns=link.netns) as srv:
+                subprocess.run(link.in_client(["iom-echoload", "--host", link.server_host, ...]))
+
+    Processes started through in_client() run in the client namespace; `ip netns exec`
+    execs them, so their pid is theirs. Leaving the block deletes both namespaces, and
+    the veth pair goes with them. Needs root and iproute2 (LinkUnavailable otherwise)."""
+
+    def __init__(self, rate_mbit: float = 1000, mtu: int = 1500, offloads: bool = False,
+                 burst_bytes: int = 15000, latency_ms: float = 5.0):
+        if rate_mbit < 0 or mtu < 576:
+            raise ValueError("rate_mbit must not be negative and mtu must be at least 576")
+        self.rate_mbit = rate_mbit
+        self.mtu = mtu
+        self.offloads = offloads
+        self.burst_bytes = burst_bytes
+        self.latency_ms = latency_ms
+        n = next(_serial)
+        pid = os.getpid()
+        self.netns = f"iom-srv-{pid}-{n}"
+        self.client_netns = f"iom-cli-{pid}-{n}"
+        self.server_dev, self.client_dev = "veth-srv", "veth-cli"  # each alone in its namespace
+        self.server_host, self.client_host = VETH_SERVER_HOST, VETH_CLIENT_HOST
+        self.commands: list[list[str]] = []  # every `ip`, `ethtool` and `tc` call, for the metadata
+        self._made: list[str] = []
+
+    def __enter__(self) -> "VethLink":
+        self.check_available()
+        try:
+            self._setup()
+        except BaseException:
+            try:
+                self.close()
+            except LinkError:
+                pass
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @staticmethod
+    def check_available() -> None:
+        if os.geteuid() != 0:
+            raise LinkUnavailable("network namespaces and veth devices need root (euid is not 0)")
+        for tool in ("ip", "tc", "ethtool"):
+            if shutil.which(tool) is None:
+                raise LinkUnavailable(f"the `{tool}` command is not installed")
+
+    def _run(self, *argv: str) -> str:
+        self.commands.append(list(argv))
+        p = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+        if p.returncode != 0:
+            raise LinkError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
+        return p.stdout
+
+    def _setup(self) -> None:
+        remove_stale_namespaces()
+        for ns in (self.netns, self.client_netns):
+            self._run("ip", "netns", "add", ns)
+            self._made.append(ns)
+        self._run("ip", "-n", self.netns, "link", "add", self.server_dev, "type", "veth",
+                  "peer", "name", self.client_dev, "netns", self.client_netns)
+        for ns, dev, me, peer in ((self.netns, self.server_dev, self.server_host, self.client_host),
+                                  (self.client_netns, self.client_dev, self.client_host, self.server_host)):
+            self._run("ip", "-n", ns, "link", "set", "lo", "up")
+            self._run("ip", "-n", ns, "link", "set", dev, "mtu", str(self.mtu))
+            self._run("ip", "-n", ns, "addr", "add", f"{me}/24", "dev", dev)
+            if not self.offloads:
+                self._run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off")
+            if self.rate_mbit > 0:
+                self._run("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+                          "rate", f"{self.rate_mbit:g}mbit", "burst", str(self.burst_bytes),
+                          "latency", f"{self.latency_ms:g}ms")
+            self._run("ip", "-n", ns, "link", "set", dev, "up")
+
+    def in_client(self, argv: list[str]) -> list[str]:
+        """The argument list that runs argv in the client namespace."""
+        return ["ip", "netns", "exec", self.client_netns, *argv]
+
+    def settings(self) -> dict:
+        """What the metadata records about the link, read back from the devices."""
+        out = {"rate_mbit": self.rate_mbit, "mtu": self.mtu, "offloads": self.offloads,
+               "tbf_burst_bytes": self.burst_bytes, "tbf_latency_ms": self.latency_ms,
+               "server_host": self.server_host, "client_host": self.client_host,
+               "commands": [" ".join(c) for c in self.commands]}
+        for ns, dev, key in ((self.netns, self.server_dev, "server"), (self.client_netns, self.client_dev, "client")):
+            out[f"{key}_qdisc"] = self._run("ip", "netns", "exec", ns, "tc", "-s", "qdisc", "show", "dev", dev).strip()
+            features = self._run("ip", "netns", "exec", ns, "ethtool", "-k", dev)
+            out[f"{key}_offloads"] = sorted(ln.strip() for ln in features.splitlines()
+                                            if ln.split(":")[0].strip() in (
+                                                "tcp-segmentation-offload", "generic-segmentation-offload",
+                                                "generic-receive-offload"))
+        return out
+
+    def close(self) -> None:
+        errors = []
+        for ns in list(reversed(self._made)):
+            try:
+                _ip("netns", "del", ns)
+                self._made.remove(ns)
+            except LinkError as exc:
+                errors.append(str(exc))
         if errors:
             raise LinkError("; ".join(errors))

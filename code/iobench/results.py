@@ -56,12 +56,12 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         raise
 
 
-def rows_to_csv(rows: list[dict]) -> str:
+def rows_to_csv(rows: list[dict], columns: list[str] = COLUMNS) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="raise", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: _fmt(row.get(k)) for k in COLUMNS})
+        writer.writerow({k: _fmt(row.get(k)) for k in columns})
     return out.getvalue()
 
 
@@ -76,7 +76,8 @@ def _fmt(v):
 class DatasetWriter:
     """Collects one run in a staging folder; commit() moves it to its destination."""
 
-    def __init__(self, dest: Path, run_id: str, overwrite: bool = False):
+    def __init__(self, dest: Path, run_id: str, overwrite: bool = False, columns: list[str] = COLUMNS):
+        self.columns = columns  # the HTTP datasets' COLUMNS, or another table's (echo.COLUMNS)
         self.dest = Path(dest)
         self.run_id = run_id
         self.overwrite = overwrite
@@ -100,12 +101,12 @@ class DatasetWriter:
         return f"raw/{relative}"
 
     def add_row(self, row: dict) -> None:
-        unknown = set(row) - set(COLUMNS)
+        unknown = set(row) - set(self.columns)
         if unknown:
             raise KeyError(f"unknown result columns: {sorted(unknown)}")
         self.rows.append(row)
         # The CSV in staging always reflects every row so far (handy when a run dies).
-        atomic_write(self.staging / "results.csv", rows_to_csv(self.rows))
+        atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
 
     def write_json(self, name: str, obj) -> None:
         atomic_write(self.staging / name, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
