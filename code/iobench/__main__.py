@@ -22,13 +22,33 @@ def cmd_list(args) -> int:
     print("datasets:")
     for p in plans.PLANS.values():
         print(f"  {p.dataset:22s} {len(p.servers)} servers x {len(p.points)} points: {p.description}")
+    from . import echo
+    print("echo servers (the Mina vs Netty chapter):")
+    for e in echo.ECHO_SERVERS.values():
+        print(f"  {e.id:22s} Java    {e.framework} {e.version} ({e.main_class})")
+    for p in echo.PLANS.values():
+        print(f"  {p.dataset:22s} {len(p.points)} points: {p.description}")
     return 0
 
 
 def cmd_run(args) -> int:
+    from . import echo
     from .bench import run_plan
     from .results import DatasetExists
 
+    if args.dataset in echo.PLANS:
+        try:
+            path = echo.run_echo_plan(echo.PLANS[args.dataset], args.profile, dest=args.dest,
+                                      overwrite=args.overwrite, server_cpus=args.server_cpus,
+                                      client_cpus=args.client_cpus)
+        except DatasetExists as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("interrupted: servers stopped, links removed, captured data untouched", file=sys.stderr)
+            return 130
+        print(path)
+        return 0
     plan = plans.get(args.dataset)
     if args.servers:
         plan = dataclasses.replace(plan, servers=tuple(args.servers))
@@ -99,10 +119,12 @@ def cmd_probe(args) -> int:
 
 
 def cmd_show(args) -> int:
+    from . import echo
     from .dataset import load
     from .profiles import DATA
 
-    ds = load(args.path or DATA / args.dataset)
+    loader = echo.load if args.dataset in echo.PLANS else load
+    ds = loader(args.path or DATA / args.dataset)
     print(ds.describe())
     print(ds.summary().to_string(index=False))
     return 0
@@ -110,8 +132,20 @@ def cmd_show(args) -> int:
 
 def cmd_obtain(args) -> int:
     """What a bash or Java page calls: replay data/<name>, or measure it (IOBENCH_PROFILE)."""
+    from . import echo
     from .dataset import obtain
 
+    if args.dataset in echo.PLANS:
+        try:
+            ds = echo.obtain(args.dataset)
+        except FileNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(ds.describe())
+        cols = ["server", "link", "size", "variant", "repeats", "tps", "tps_min", "tps_max", "mb_per_s",
+                "p99_ms", "stall_pct", "reads_per_msg", "errors"]
+        print(ds.summary()[cols].round(2).to_string(index=False))
+        return 0
     try:
         ds = obtain(args.dataset)
     except FileNotFoundError as exc:

@@ -15,17 +15,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** A server started as a child process, as the harness starts it: READY line first, SIGTERM to stop. */
-final class ServerProcess implements AutoCloseable {
-    final Process process;
-    final int port;
+/**
+ * A server started as a child process, as the harness starts it: READY line first, SIGTERM to stop.
+ * Public for the tests of other packages (iom.echo).
+ */
+public final class ServerProcess implements AutoCloseable {
+    public final Process process;
+    public final int port;
 
-    ServerProcess(String mainClass, String... args) throws IOException {
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"),
-                "-Xmx128m", "-cp", classpath, mainClass, "--port", "0"));
-        command.addAll(List.of(args));
+    public ServerProcess(String mainClass, String... args) throws IOException {
+        this(classpath(), mainClass, List.of(args));
+    }
+
+    /** On a classpath of one's own (iom.echo runs MinaEcho on mina-core 2.0.7 too). */
+    public ServerProcess(String classpath, String mainClass, List<String> args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(java(), "-Xmx128m", "-cp", classpath, mainClass, "--port", "0"));
+        command.addAll(args);
         process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII));
         String line = out.readLine();
@@ -37,7 +42,17 @@ final class ServerProcess implements AutoCloseable {
         assertTrue(port > 0);
     }
 
-    Socket connect() throws IOException {
+    /** The tests' classpath: target/classes, target/test-classes and every dependency. */
+    public static String classpath() {
+        return System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    }
+
+    /** The java that runs the tests. */
+    public static String java() {
+        return ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
+    }
+
+    public Socket connect() throws IOException {
         Socket s = new Socket("127.0.0.1", port);
         s.setSoTimeout(10_000);
         return s;
@@ -61,7 +76,7 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /** Read exactly n bytes. */
-    static byte[] readExactly(Socket s, int n) throws IOException {
+    public static byte[] readExactly(Socket s, int n) throws IOException {
         byte[] b = s.getInputStream().readNBytes(n);
         assertEquals(n, b.length, "the server closed early");
         return b;

@@ -1,0 +1,142 @@
+"""The Mina vs Netty echo benchmarks: the four servers (two of them from 2013) start,
+echo byte-exact, stop cleanly and write their read statistics; the statistics and the
+generator's output are read correctly; a run captures what the chapter needs."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iobench import drivers, echo
+from iobench.echo import ECHO_SERVERS, EchoPoint, read_stats, server_entry, stats_summary, verify_echo
+from iobench.lifecycle import ServerError, ServerProcess
+from iobench.manifest import CODE, ServerOptions
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# ---- pure functions -------------------------------------------------------------------------
+
+def test_read_stats_skips_comments_and_header():
+    text = "# framework=mina-core 2.0.7\nchunk_bytes,buffer_bytes,events\n1024,4096,3\n4096,4096,2\n"
+    assert read_stats(text) == [(1024, 4096, 3), (4096, 4096, 2)]
+
+
+def test_stats_summary_counts_capacity_splits():
+    # 10 messages of 5120: 8 read whole, 2 split by a full 4096-byte buffer into 4096 + 1024
+    rows = [(5120, 8192, 8), (4096, 4096, 2), (1024, 8192, 2)]
+    s = stats_summary(rows, 5120)
+    assert s["reads"] == 12
+    assert s["reads_per_msg"] == pytest.approx(1.2)
+    assert s["short_reads_pct"] == pytest.approx(100 * 4 / 12)
+    assert s["full_buffer_reads_pct"] == pytest.approx(100 * 2 / 12)
+
+
+def test_stats_summary_of_nothing():
+    assert stats_summary([], 5120)["reads_per_msg"] is None
+
+
+def test_echo_driver_argv_and_parse_of_a_real_run():
+    spec = drivers.LoadSpec(tool="echo", connections=32, duration_s=5, size=5120, split=(10, 1448, 200))
+    argv = drivers.get("echo").argv(spec, "tcp://10.78.0.2:41234")
+    assert argv[:5] == [drivers.ECHOLOAD, "--host", "10.78.0.2", "--port", "41234"]
+    assert argv[argv.index("--split-every") + 1] == "10" and "--nodelay" not in argv
+    out = (FIXTURES / "echoload-mina-5120.txt").read_text()
+    r = drivers.get("echo").parse(out, 0)
+    d = json.loads(next(ln for ln in out.splitlines() if ln.startswith("ECHOLOAD "))[9:])
+    assert r.ok and r.requests == d["messages"] and r.rps == d["tps"]
+    assert r.p50_ms <= r.p99_ms <= r.max_ms
+    assert r.extra["stalls_35ms"] == d["stalls_35ms"]
+
+
+def test_echo_driver_parse_failures():
+    bad = drivers.get("echo").parse("iom-echoload: connect 127.0.0.1:1: Connection refused\n", 1)
+    assert not bad.ok and "Connection refused" in bad.failure
+    with pytest.raises(ValueError):
+        drivers.get("echo").argv(drivers.LoadSpec(tool="echo", connections=1), "tcp://127.0.0.1:1")
+
+
+def test_sweep_plan_interleaves_the_four_versions():
+    sizes = [p.size for p in echo.SWEEP.points if p.link == "lo"]
+    assert sorted(set(sizes)) == list(echo.SIZES)
+    first = [p.server for p in echo.SWEEP.points[:4]]
+    assert first == list(echo.VERSIONS)  # every size runs all four before the next size
+    assert len({p.stem(1) for p in echo.EXPERIMENTS.points}) == len(echo.EXPERIMENTS.points)
+
+
+# ---- the servers ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def built():
+    subprocess.run(["make", "-s", "-C", str(CODE), "java"], check=True)
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "build/iom-echoload"], check=True)
+
+
+@pytest.mark.parametrize("server_id", list(ECHO_SERVERS))
+def test_each_version_echoes_stops_cleanly_and_writes_its_read_statistics(built, server_id, tmp_path):
+    stats = tmp_path / "reads.csv"
+    srv = ServerProcess(server_entry(ECHO_SERVERS[server_id], (), stats, None), ServerOptions(), cpus=None)
+    with srv:
+        for size in (1024, 5120, 102400):
+            verify_echo([], "127.0.0.1", srv.port, size)
+        argv = drivers.get("echo").argv(drivers.LoadSpec(tool="echo", connections=4, duration_s=0.5, size=5120),
+                                        f"tcp://127.0.0.1:{srv.port}")
+        out = subprocess.run(argv, cwd=CODE.parent, capture_output=True, text=True, timeout=30)
+        result = drivers.get("echo").parse(out.stdout, out.returncode)
+        assert result.ok and result.errors == 0 and result.requests > 100
+    assert srv.exit_code == 0
+    text = stats.read_text()
+    rows = read_stats(text)
+    # every byte the generator sent came through a counted read
+    echoed = sum(c * n for c, _, n in rows)
+    assert echoed >= result.requests * 5120
+    framework = text.splitlines()[0]
+    version = ECHO_SERVERS[server_id].version.removesuffix(".Final")
+    assert framework.startswith("#") and version in framework, framework
+
+
+def test_mina_2_0_7_really_runs_the_2013_jar(built, tmp_path):
+    argv = server_entry(ECHO_SERVERS["mina-2.0.7"], (), tmp_path / "s.csv", None).argv(ServerOptions(), tmp_path)
+    cp = argv[argv.index("-cp") + 1].split(":")
+    assert any(p.endswith("mina-core-2.0.7.jar") for p in cp)
+    assert not any("mina-core-2.2" in p for p in cp)
+
+
+def test_a_bad_server_flag_fails_the_start_with_its_message(built, tmp_path):
+    entry = server_entry(ECHO_SERVERS["netty-4.2.20"], ("--nodelay", "perhaps"), tmp_path / "s.csv", None)
+    with pytest.raises(ServerError, match="nodelay"):
+        with ServerProcess(entry, ServerOptions(), cpus=None):
+            pass
+
+
+def test_forced_split_shows_in_the_statistics(built, tmp_path):
+    # Mina's read buffer pinned at 4096: every 5120-byte message takes two reads, 4096 + 1024
+    stats = tmp_path / "reads.csv"
+    flags = ("--min-read-buffer", "4096", "--max-read-buffer", "4096", "--read-buffer", "4096")
+    with ServerProcess(server_entry(ECHO_SERVERS["mina-2.0.7"], flags, stats, None), ServerOptions(), cpus=None) as srv:
+        verify_echo([], "127.0.0.1", srv.port, 5120)
+    rows = read_stats(stats.read_text())
+    assert {(c, b) for c, b, _ in rows} == {(4096, 4096), (1024, 4096)}
+    assert stats_summary(rows, 5120)["reads_per_msg"] == pytest.approx(2.0)
+
+
+def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile(built, tmp_path):
+    from iobench.netlink import LinkUnavailable, VethLink
+    try:
+        VethLink.check_available()
+    except LinkUnavailable as exc:
+        pytest.skip(f"no veth link here: {exc}")
+    path = echo.run_echo_plan(echo.EXPERIMENTS, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
+    ds = echo.load(path, "smoke")
+    assert len(ds.df) == len(echo.EXPERIMENTS.smoke_points) and ds.df["ok"].all()
+    assert (ds.df["errors"] == 0).all()
+    trace = ds.df[ds.df["capture"] == "tcpdump"].iloc[0]
+    pcap = next((path / "raw").rglob("*.pcap.gz"))
+    assert " > " in echo.pcap_text(pcap)
+    assert trace["connections"] == 1
+    assert list((path / "raw").rglob("*.jfr-allocation-by-class.txt"))
+    assert not list((path / "raw").rglob("*.jfr"))  # the recording itself is not kept
+    forced = ds.df[ds.df["experiment"] == "split-nagle"].iloc[0]
+    assert forced["reads_per_msg"] == pytest.approx(2.0, rel=0.01)
+    meta = json.loads((path / "meta.json").read_text())
+    assert "tbf" in meta["links"]["veth"]["server_qdisc"]
