@@ -123,11 +123,23 @@ def cmd_show(args) -> int:
     from .dataset import load
     from .profiles import DATA
 
-    loader = echo.load if args.dataset in echo.PLANS else load
-    ds = loader(args.path or DATA / args.dataset)
+    if args.dataset in echo.PLANS:
+        _print_echo(echo.load(args.path or DATA / args.dataset))
+        return 0
+    ds = load(args.path or DATA / args.dataset)
     print(ds.describe())
     print(ds.summary().to_string(index=False))
     return 0
+
+
+def _print_echo(ds) -> None:
+    print(ds.describe())
+    cols = ["experiment", "server", "link", "size", "repeats", "tps", "tps_min", "tps_max", "mb_per_s",
+            "p99_ms", "stall_pct", "reads_per_msg", "errors"]
+    s = ds.summary()
+    print(s[cols].round(2).to_string(index=False))
+    if s["variant"].ne("defaults").any():
+        print("variants:", "; ".join(f"{v!r}" for v in s["variant"].unique()))
 
 
 def cmd_obtain(args) -> int:
@@ -141,10 +153,7 @@ def cmd_obtain(args) -> int:
         except FileNotFoundError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        print(ds.describe())
-        cols = ["server", "link", "size", "variant", "repeats", "tps", "tps_min", "tps_max", "mb_per_s",
-                "p99_ms", "stall_pct", "reads_per_msg", "errors"]
-        print(ds.summary()[cols].round(2).to_string(index=False))
+        _print_echo(ds)
         return 0
     try:
         ds = obtain(args.dataset)

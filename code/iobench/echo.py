@@ -24,6 +24,7 @@ import gzip
 import io
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -143,7 +144,9 @@ SWEEP = EchoPlan(
                 "servers (framework defaults, IO threads = executor threads = cores), messages of 1 KiB "
                 "to 100 KiB, 32 connections, on loopback and on a 1 Gbit MTU-1500 veth link",
     points=tuple(EchoPoint(s, size, link) for link in ("lo", "veth") for size in SIZES for s in VERSIONS),
-    smoke_points=tuple(EchoPoint(s, 5120, link) for link in ("lo", "veth") for s in VERSIONS),
+    # smoke: the sizes the chapter quotes, so that its page runs under every profile
+    smoke_points=tuple(EchoPoint(s, size, link) for link in ("lo", "veth") for size in (5120, 102400)
+                       for s in VERSIONS),
 )
 
 # The mechanism, one factor at a time (all at 5 KiB on the veth link unless said):
@@ -163,6 +166,7 @@ EXPERIMENTS = EchoPlan(
         # split x Nagle: is the cost the split, or the split meeting Nagle and delayed ACKs?
         EchoPoint("mina-2.0.7", 5120, "veth", flags=_FORCED, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "veth", flags=_FORCED + ("--nodelay", "true"), experiment="split-nagle"),
+        EchoPoint("mina-2.0.7", 5120, "veth", flags=_FORCED, nodelay=True, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 10240, "veth", flags=_FORCED_10K, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 10240, "veth", flags=_FORCED_10K + ("--nodelay", "true"), experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "lo", flags=_FORCED, experiment="split-nagle"),
@@ -182,11 +186,7 @@ EXPERIMENTS = EchoPlan(
         # what each framework allocates per message (loopback: no stalls, only work)
         *(EchoPoint(s, 5120, "lo", capture="jfr", experiment="alloc") for s in VERSIONS),
     ),
-    smoke_points=(
-        EchoPoint("mina-2.0.7", 5120, "veth", flags=_FORCED, experiment="split-nagle"),
-        EchoPoint("mina-2.0.7", 5120, "veth", connections=1, flags=_FORCED, capture="tcpdump", experiment="trace"),
-        EchoPoint("netty-4.2.20", 5120, "lo", capture="jfr", experiment="alloc"),
-    ),
+    # smoke: every point, briefly (the chapter reads each one)
 )
 
 PLANS = {p.dataset: p for p in (SWEEP, EXPERIMENTS)}
@@ -372,6 +372,9 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
         raise RuntimeError(f"{echo.id} exited {srv.exit_code} on SIGTERM (contract: 0): {srv.stderr_tail()}")
     if jfr is not None:
         _jfr_views(writer, stem, jfr)
+    series = stats_path.with_name(stats_path.name + ".series.csv")
+    if series.exists():
+        keep_series(series, point.experiment in SERIES_KEPT)
     result = driver.parse(output, code)
     stats = stats_summary(read_stats(stats_path.read_text()), point.size) if stats_path.exists() else {}
     dc = {k: c1.get(k, 0) - c0.get(k, 0) for k in COUNTERS}
@@ -417,6 +420,35 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
 
 
 # ---- captures -------------------------------------------------------------------------------
+
+# The server's series of its first 100,000 read events (time, connection, bytes, buffer) is
+# ~2 MB a point: kept, compressed, where the chapter reads it; elsewhere the histogram
+# (the .reads.csv beside it, every event counted) is what is kept.
+SERIES_KEPT = ("partial", "trace", "split-nagle")
+
+
+def keep_series(series: Path, keep: bool) -> None:
+    if keep:
+        series.with_name(series.name + ".gz").write_bytes(gzip.compress(series.read_bytes()))
+    series.unlink()
+
+
+def prune_series(dataset: Path) -> int:
+    """Apply keep_series to a dataset captured before it existed; note it in meta.json."""
+    n = 0
+    for series in Path(dataset).rglob("*.series.csv"):
+        keep_series(series, series.relative_to(dataset / "raw").parts[0] in SERIES_KEPT)
+        n += 1
+    if n:
+        meta_path = Path(dataset) / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["series_pruned"] = (f"{n} read-event series (.reads.csv.series.csv) removed after the run, "
+                                 f"kept (gzipped) only for {', '.join(SERIES_KEPT)}; the .reads.csv "
+                                 "histograms count every read event")
+        from .results import atomic_write
+        atomic_write(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    return n
+
 
 TCPDUMP_PACKETS = 20000  # a few seconds of one connection: enough stalls, a small file
 
@@ -563,3 +595,93 @@ def obtain(name: str, profile: str | None = None, **run_kwargs) -> EchoDataset:
                                     f"    python -m iobench run {name} --profile full")
         return load(path, "replay")
     return load(run_echo_plan(PLANS[name], profile, **run_kwargs), profile)
+
+
+# ---- reading the captures -------------------------------------------------------------------
+
+_PACKET = re.compile(r"^(\d+\.\d+) IP (\S+)\.(\d+) > (\S+)\.(\d+): Flags \[([^\]]*)\].*?length (\d+)")
+
+
+def packets(text: str) -> list[dict]:
+    """tcpdump -n -tt lines -> one dict per TCP packet: t (s), src, dst (host:port), flags, length."""
+    out = []
+    for line in text.splitlines():
+        m = _PACKET.match(line)
+        if m:
+            t, sh, sp, dh, dp, flags, length = m.groups()
+            out.append({"t": float(t), "src": f"{sh}:{sp}", "dst": f"{dh}:{dp}", "flags": flags,
+                        "length": int(length)})
+    return out
+
+
+def stalls(pkts: list[dict], server: str, min_gap_ms: float = 30.0) -> list[int]:
+    """Indexes of data packets the server sent at least min_gap_ms after its previous one
+    while the client had nothing new to send: each is a response held back, mid-response."""
+    found, last = [], None
+    for i, p in enumerate(pkts):
+        if p["src"].startswith(server + ":") and p["length"] > 0:
+            if last is not None and (p["t"] - pkts[last]["t"]) * 1e3 >= min_gap_ms:
+                # the client sent no data in between: the gap is inside one response
+                if not any(q["length"] > 0 and not q["src"].startswith(server + ":") for q in pkts[last + 1:i]):
+                    found.append(i)
+            last = i
+    return found
+
+
+def jfr_table(text: str) -> list[list[str]]:
+    """The rows of a `jfr view` table (columns separated by two or more spaces)."""
+    rows, started = [], False
+    for line in text.splitlines():
+        if line.startswith("# ") or not line.strip():
+            continue
+        if set(line.strip()) <= {"-", " "}:
+            started = True
+            continue
+        if started:
+            rows.append(re.split(r"\s{2,}", line.strip()))
+    return rows
+
+
+# ---- plots ----------------------------------------------------------------------------------
+
+MSS, WIRE_OVERHEAD = 1448, 90  # payload per segment at MTU 1500; headers, framing, preamble and gap
+
+
+def wire_limit(size: int, mbit: float = 1000.0) -> float:
+    """Messages per second one direction of the link can carry at most."""
+    segments = -(-size // MSS)
+    return mbit * 1e6 / 8 / (size + segments * WIRE_OVERHEAD)
+
+
+def sweep_plot(ds: EchoDataset, link: str):
+    """Messages/s and MB/s against message size, median with min-max bars, one line per version."""
+    import matplotlib.pyplot as plt
+
+    s = ds.summary()
+    s = s[(s["experiment"] == "sweep") & (s["link"] == link)]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for server, g in s.groupby("server", sort=False):
+        g = g.sort_values("size")
+        x = g["size"] / 1024
+        ax1.errorbar(x, g["tps"], yerr=[g["tps"] - g["tps_min"], g["tps_max"] - g["tps"]], marker="o",
+                     capsize=3, label=server)
+        ax2.plot(x, g["mb_per_s"], marker="o", label=server)
+    if link == "veth":
+        sizes = sorted(s["size"].unique())
+        ax1.plot([z / 1024 for z in sizes], [wire_limit(z) for z in sizes], "k--", lw=1, label="1 Gbit/s wire limit")
+        ax2.axhline(1e9 / 8 / 1e6 * MSS / (MSS + WIRE_OVERHEAD), color="k", ls="--", lw=1,
+                    label="1 Gbit/s payload limit")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xticks([1, 2, 5, 10, 50, 100], ["1k", "2k", "5k", "10k", "50k", "100k"])
+        ax.set_xlabel("message size (KiB)")
+        ax.legend(fontsize="small")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("messages per second (echoes)")
+    ax2.set_ylabel("payload MB/s, one direction")
+    ax2.set_ylim(bottom=0)
+    where = "loopback" if link == "lo" else "1 Gbit/s veth link, MTU 1500"
+    fig.suptitle(f"Echo throughput, 32 connections, {where}")
+    fig.text(0.01, -0.02, ds.caption(), fontsize=7, va="top", wrap=True)
+    fig.tight_layout()
+    return fig

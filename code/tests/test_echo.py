@@ -56,6 +56,29 @@ def test_echo_driver_parse_failures():
         drivers.get("echo").argv(drivers.LoadSpec(tool="echo", connections=1), "tcp://127.0.0.1:1")
 
 
+def test_prune_series_keeps_the_experiments_series_compressed_and_notes_it(tmp_path):
+    import gzip
+    raw = tmp_path / "raw"
+    for exp_name in ("sweep", "partial"):
+        (raw / exp_name / "mina-2.0.7").mkdir(parents=True)
+        (raw / exp_name / "mina-2.0.7" / "x.reads.csv").write_text("chunk_bytes,buffer_bytes,events\n5120,8192,1\n")
+        (raw / exp_name / "mina-2.0.7" / "x.reads.csv.series.csv").write_text("t_us,conn,chunk_bytes,buffer_bytes\n1,1,5120,8192\n")
+    (tmp_path / "meta.json").write_text("{}")
+    assert echo.prune_series(tmp_path) == 2
+    assert not list(raw.rglob("*.series.csv"))
+    kept = list(raw.rglob("*.series.csv.gz"))
+    assert [k.parts[-3] for k in kept] == ["partial"]
+    assert gzip.decompress(kept[0].read_bytes()).startswith(b"t_us,")
+    assert (raw / "sweep" / "mina-2.0.7" / "x.reads.csv").exists()  # the histogram always stays
+    assert "removed" in json.loads((tmp_path / "meta.json").read_text())["series_pruned"]
+    assert echo.prune_series(tmp_path) == 0
+
+
+def test_wire_limit_counts_segments():
+    assert echo.wire_limit(1024) == pytest.approx(1e9 / 8 / (1024 + 90))
+    assert echo.wire_limit(5120) == pytest.approx(1e9 / 8 / (5120 + 4 * 90))
+
+
 def test_sweep_plan_interleaves_the_four_versions():
     sizes = [p.size for p in echo.SWEEP.points if p.link == "lo"]
     assert sorted(set(sizes)) == list(echo.SIZES)
@@ -126,9 +149,15 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
         VethLink.check_available()
     except LinkUnavailable as exc:
         pytest.skip(f"no veth link here: {exc}")
-    path = echo.run_echo_plan(echo.EXPERIMENTS, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
+    import dataclasses
+    forced = echo._pinned(4096)
+    plan = dataclasses.replace(echo.EXPERIMENTS, points=(
+        EchoPoint("mina-2.0.7", 5120, "veth", flags=forced, experiment="split-nagle"),
+        EchoPoint("mina-2.0.7", 5120, "veth", connections=1, flags=forced, capture="tcpdump", experiment="trace"),
+        EchoPoint("netty-4.2.20", 5120, "lo", capture="jfr", experiment="alloc")))
+    path = echo.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
     ds = echo.load(path, "smoke")
-    assert len(ds.df) == len(echo.EXPERIMENTS.smoke_points) and ds.df["ok"].all()
+    assert len(ds.df) == 3 and ds.df["ok"].all()
     assert (ds.df["errors"] == 0).all()
     trace = ds.df[ds.df["capture"] == "tcpdump"].iloc[0]
     pcap = next((path / "raw").rglob("*.pcap.gz"))
@@ -140,3 +169,6 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     assert forced["reads_per_msg"] == pytest.approx(2.0, rel=0.01)
     meta = json.loads((path / "meta.json").read_text())
     assert "tbf" in meta["links"]["veth"]["server_qdisc"]
+    # the read-event series is kept (compressed) where the chapter reads it, and only there
+    assert list((path / "raw" / "split-nagle").rglob("*.series.csv.gz"))
+    assert not list((path / "raw" / "alloc").rglob("*.series.csv*"))
