@@ -171,6 +171,9 @@ EXPERIMENTS = EchoPlan(
         EchoPoint("mina-2.0.7", 10240, "veth", flags=_FORCED_10K + ("--nodelay", "true"), experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "lo", flags=_FORCED, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "lo", flags=_FORCED + ("--nodelay", "true"), experiment="split-nagle"),
+        # 100 KiB on loopback: Mina's buffer stops at 65536, so every message is read (and echoed) in two parts
+        EchoPoint("mina-2.0.7", 102400, "lo", experiment="split-nagle"),
+        EchoPoint("mina-2.0.7", 102400, "lo", flags=("--nodelay", "true"), experiment="split-nagle"),
         # natural trigger: some messages arrive in two parts; what does each framework do?
         *(EchoPoint(s, 5120, "veth", split=_PARTIAL, experiment="partial") for s in VERSIONS),
         EchoPoint("mina-2.0.7", 5120, "veth", split=_PARTIAL, flags=("--min-read-buffer", "8192"),
@@ -185,6 +188,9 @@ EXPERIMENTS = EchoPlan(
                   experiment="trace"),
         # what each framework allocates per message (loopback: no stalls, only work)
         *(EchoPoint(s, 5120, "lo", capture="jfr", experiment="alloc") for s in VERSIONS),
+        # and at 50 KiB, where Netty 4.2 needs twice the CPU per message of the others on loopback
+        *(EchoPoint(s, 51200, "lo", capture="jfr", experiment="alloc") for s in ("netty-3.6.2", "netty-4.2.20")),
+        EchoPoint("netty-4.2.20", 51200, "lo", flags=("--nodelay", "false"), experiment="alloc"),
     ),
     # smoke: every point, briefly (the chapter reads each one)
 )
@@ -546,7 +552,7 @@ class EchoDataset:
             mb_per_s=("mb_per_s", "median"), mean_ms=("mean_ms", "median"),
             p90_ms=("p90_ms", "median"), p99_ms=("p99_ms", "median"),
             p99_ms_min=("p99_ms", "min"), p99_ms_max=("p99_ms", "max"),
-            stall_pct=("stall_pct", "median"), stall_pct_min=("stall_pct", "min"), stall_pct_max=("stall_pct", "max"),
+            stalls=("stalls_35ms", "median"), stall_pct=("stall_pct", "median"), stall_pct_min=("stall_pct", "min"), stall_pct_max=("stall_pct", "max"),
             cpu_pct=("server_cpu_pct", "median"), cpu_us_per_msg=("server_cpu_us_per_msg", "median"),
             reads_per_msg=("reads_per_msg", "median"), full_buffer_reads_pct=("full_buffer_reads_pct", "median"),
             short_reads_pct=("short_reads_pct", "median"),
