@@ -380,7 +380,7 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
         _jfr_views(writer, stem, jfr)
     series = stats_path.with_name(stats_path.name + ".series.csv")
     if series.exists():
-        keep_series(series, point.experiment in SERIES_KEPT)
+        keep_series(series, series_wanted(series.relative_to(writer.staging / "raw")))
     result = driver.parse(output, code)
     stats = stats_summary(read_stats(stats_path.read_text()), point.size) if stats_path.exists() else {}
     dc = {k: c1.get(k, 0) - c0.get(k, 0) for k in COUNTERS}
@@ -428,9 +428,16 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
 # ---- captures -------------------------------------------------------------------------------
 
 # The server's series of its first 100,000 read events (time, connection, bytes, buffer) is
-# ~2 MB a point: kept, compressed, where the chapter reads it; elsewhere the histogram
-# (the .reads.csv beside it, every event counted) is what is kept.
-SERIES_KEPT = ("partial", "trace", "split-nagle")
+# ~2 MB a point: kept, compressed, for the first repeat of the experiments whose series the
+# chapter reads; elsewhere the histogram (the .reads.csv beside it, every event counted) is
+# what is kept.
+SERIES_KEPT = ("partial",)
+
+
+def series_wanted(relative: Path) -> bool:
+    """relative: a series file's path under raw/ (experiment/server/stem...)."""
+    stem = relative.name.split(".reads.csv")[0]
+    return relative.parts[0] in SERIES_KEPT and stem.endswith("-r1")
 
 
 def keep_series(series: Path, keep: bool) -> None:
@@ -440,23 +447,27 @@ def keep_series(series: Path, keep: bool) -> None:
 
 
 def prune_series(dataset: Path) -> int:
-    """Apply keep_series to a dataset captured before it existed; note it in meta.json."""
+    """Apply the rule above to a dataset captured under an earlier rule; note it in meta.json."""
     n = 0
-    for series in Path(dataset).rglob("*.series.csv"):
-        keep_series(series, series.relative_to(dataset / "raw").parts[0] in SERIES_KEPT)
-        n += 1
+    raw = Path(dataset) / "raw"
+    for series in sorted(raw.rglob("*.series.csv")) + sorted(raw.rglob("*.series.csv.gz")):
+        wanted = series_wanted(series.relative_to(raw))
+        if series.suffix == ".gz":
+            if not wanted:
+                series.unlink()
+                n += 1
+        else:
+            keep_series(series, wanted)
+            n += 1
     if n:
         meta_path = Path(dataset) / "meta.json"
         meta = json.loads(meta_path.read_text())
-        meta["series_pruned"] = (f"{n} read-event series (.reads.csv.series.csv) removed after the run, "
-                                 f"kept (gzipped) only for {', '.join(SERIES_KEPT)}; the .reads.csv "
-                                 "histograms count every read event")
+        meta["series_pruned"] = (f"{n} read-event series (.reads.csv.series.csv) removed after the run; kept "
+                                 f"(gzipped) only for the first repeat of: {', '.join(SERIES_KEPT)}; the "
+                                 ".reads.csv histograms count every read event")
         from .results import atomic_write
         atomic_write(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
     return n
-
-
-TCPDUMP_PACKETS = 20000  # a few seconds of one connection: enough stalls, a small file
 
 
 def _start_tcpdump(link: VethLink | None, pcap: Path) -> subprocess.Popen:

@@ -56,20 +56,22 @@ def test_echo_driver_parse_failures():
         drivers.get("echo").argv(drivers.LoadSpec(tool="echo", connections=1), "tcp://127.0.0.1:1")
 
 
-def test_prune_series_keeps_the_experiments_series_compressed_and_notes_it(tmp_path):
+def test_prune_series_keeps_one_compressed_series_per_chapter_experiment_and_notes_it(tmp_path):
     import gzip
     raw = tmp_path / "raw"
     for exp_name in ("sweep", "partial"):
-        (raw / exp_name / "mina-2.0.7").mkdir(parents=True)
-        (raw / exp_name / "mina-2.0.7" / "x.reads.csv").write_text("chunk_bytes,buffer_bytes,events\n5120,8192,1\n")
-        (raw / exp_name / "mina-2.0.7" / "x.reads.csv.series.csv").write_text("t_us,conn,chunk_bytes,buffer_bytes\n1,1,5120,8192\n")
+        for r in (1, 2):
+            d = raw / exp_name / "mina-2.0.7"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"x-r{r}.reads.csv").write_text("chunk_bytes,buffer_bytes,events\n5120,8192,1\n")
+            (d / f"x-r{r}.reads.csv.series.csv").write_text("t_us,conn,chunk_bytes,buffer_bytes\n1,1,5120,8192\n")
     (tmp_path / "meta.json").write_text("{}")
-    assert echo.prune_series(tmp_path) == 2
+    assert echo.prune_series(tmp_path) == 4
     assert not list(raw.rglob("*.series.csv"))
     kept = list(raw.rglob("*.series.csv.gz"))
-    assert [k.parts[-3] for k in kept] == ["partial"]
+    assert [k.relative_to(raw).as_posix() for k in kept] == ["partial/mina-2.0.7/x-r1.reads.csv.series.csv.gz"]
     assert gzip.decompress(kept[0].read_bytes()).startswith(b"t_us,")
-    assert (raw / "sweep" / "mina-2.0.7" / "x.reads.csv").exists()  # the histogram always stays
+    assert len(list(raw.rglob("*.reads.csv"))) == 4  # the histograms always stay
     assert "removed" in json.loads((tmp_path / "meta.json").read_text())["series_pruned"]
     assert echo.prune_series(tmp_path) == 0
 
@@ -169,6 +171,5 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     assert forced["reads_per_msg"] == pytest.approx(2.0, rel=0.01)
     meta = json.loads((path / "meta.json").read_text())
     assert "tbf" in meta["links"]["veth"]["server_qdisc"]
-    # the read-event series is kept (compressed) where the chapter reads it, and only there
-    assert list((path / "raw" / "split-nagle").rglob("*.series.csv.gz"))
-    assert not list((path / "raw" / "alloc").rglob("*.series.csv*"))
+    # the read-event series is kept only where the chapter reads it (the partial experiment)
+    assert not list((path / "raw").rglob("*.series.csv*"))
