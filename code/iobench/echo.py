@@ -470,6 +470,9 @@ def prune_series(dataset: Path) -> int:
     return n
 
 
+TCPDUMP_PACKETS = 20000  # at most: a few seconds of one connection, a small file
+
+
 def _start_tcpdump(link: VethLink | None, pcap: Path) -> subprocess.Popen:
     if link is None:
         raise ValueError("packet traces are taken on the veth link (loopback has no MTU-sized segments)")

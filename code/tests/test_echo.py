@@ -173,3 +173,25 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     assert "tbf" in meta["links"]["veth"]["server_qdisc"]
     # the read-event series is kept only where the chapter reads it (the partial experiment)
     assert not list((path / "raw").rglob("*.series.csv*"))
+
+
+def test_packets_and_stalls_from_a_real_trace():
+    # tcpdump's lines around the first stall of the forced 5 KiB split (data/echo-experiments)
+    pk = echo.packets((FIXTURES / "tcpdump-mina-5120-split.txt").read_text())
+    assert len(pk) >= 20
+    found = echo.stalls(pk, "10.78.0.2")
+    assert found, "the fixture holds one stall"
+    i = found[-1]
+    # the held segment is the second write (1024 bytes) and went out right after the client's ACK
+    assert pk[i]["length"] == 1024 and pk[i - 1]["src"].startswith("10.78.0.1:") and pk[i - 1]["length"] == 0
+    assert 38 <= 1e3 * (pk[i - 1]["t"] - pk[i - 2]["t"]) <= 50  # the client's delayed ACK
+    assert pk[i - 2]["length"] == 1200  # the lone tail of the 4096-byte first write
+    # the gaps between two requests are the client's, not stalls inside a response
+    assert echo.stalls(pk, "10.78.0.1") == []
+
+
+def test_jfr_table_reads_a_real_view():
+    rows = echo.jfr_table((FIXTURES / "jfr-view-allocation-by-class.txt").read_text())
+    assert rows[0][0] == "io.netty.channel.DefaultChannelPromise" and rows[0][1].endswith("%")
+    assert all(len(r) == 2 for r in rows)
+    assert sum(float(r[1].rstrip("%")) for r in rows) == pytest.approx(100, abs=1)
