@@ -39,10 +39,18 @@ public final class ReadSizing {
     }
 
     /** Mina 2.0.7 to 2.2.x: a new buffer of readBufferSize per read event, filled until full or
-     *  empty; then double the size if the read filled it, halve it if it used less than half. */
-    public static void mina(int size, List<int[]> arrivals) {
+     *  empty; then double the size if the read filled it, halve it if it used less than half.
+     *  Prints one line per message; returns the number of read events each message took. */
+    public static int[] mina(int size, List<int[]> arrivals) {
+        return mina(size, arrivals, true);
+    }
+
+    public static int[] mina(int size, List<int[]> arrivals, boolean print) {
         DummySession session = new DummySession();
-        System.out.println("Mina: message -> read events (bytes read / buffer size) -> buffer size after");
+        int[] events = new int[arrivals.size()];
+        if (print) {
+            System.out.println("Mina: message -> read events (bytes read / buffer size) -> buffer size after");
+        }
         for (int m = 0; m < arrivals.size(); m++) {
             StringBuilder line = new StringBuilder();
             for (int part : parts(arrivals.get(m), size)) {
@@ -51,6 +59,7 @@ public final class ReadSizing {
                     int capacity = session.getConfig().getReadBufferSize();
                     int read = Math.min(left, capacity);
                     left -= read;
+                    events[m]++;
                     line.append(String.format("%5d/%-5d ", read, capacity));
                     if (read << 1 < capacity) {
                         session.decreaseReadBufferSize();
@@ -59,8 +68,11 @@ public final class ReadSizing {
                     }
                 }
             }
-            System.out.printf("  #%-2d %-40s -> %d%n", m, line, session.getConfig().getReadBufferSize());
+            if (print) {
+                System.out.printf("  #%-2d %-40s -> %d%n", m, line, session.getConfig().getReadBufferSize());
+            }
         }
+        return events;
     }
 
     /** Netty 3.6: one direct buffer per worker, at least as large as the predicted size (rounded
