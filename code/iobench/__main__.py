@@ -36,31 +36,27 @@ def cmd_run(args) -> int:
     from .bench import run_plan
     from .results import DatasetExists
 
-    if args.dataset in echo.PLANS:
-        try:
-            path = echo.run_echo_plan(echo.PLANS[args.dataset], args.profile, dest=args.dest,
+    if args.dataset in echo.PLANS:  # the echo benchmarks have their own runner
+        def run():
+            return echo.run_echo_plan(echo.PLANS[args.dataset], args.profile, dest=args.dest,
                                       overwrite=args.overwrite, server_cpus=args.server_cpus,
                                       client_cpus=args.client_cpus)
-        except DatasetExists as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            print("interrupted: servers stopped, links removed, captured data untouched", file=sys.stderr)
-            return 130
-        print(path)
-        return 0
-    plan = plans.get(args.dataset)
-    if args.servers:
-        plan = dataclasses.replace(plan, servers=tuple(args.servers))
+    else:
+        plan = plans.get(args.dataset)
+        if args.servers:
+            plan = dataclasses.replace(plan, servers=tuple(args.servers))
+
+        def run():
+            return run_plan(plan, args.profile, dest=args.dest, overwrite=args.overwrite,
+                            server_cpus=args.server_cpus, client_cpus=args.client_cpus,
+                            with_battery=False if args.no_battery else None)
     try:
-        path = run_plan(plan, args.profile, dest=args.dest, overwrite=args.overwrite,
-                        server_cpus=args.server_cpus, client_cpus=args.client_cpus,
-                        with_battery=False if args.no_battery else None)
+        path = run()
     except DatasetExists as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted: servers stopped, captured data untouched", file=sys.stderr)
+        print("interrupted: servers stopped, links removed, captured data untouched", file=sys.stderr)
         return 130
     print(path)
     return 0

@@ -84,7 +84,37 @@ def remove_stale_namespaces() -> list[str]:
     return removed
 
 
-class DelayLink:
+class _Link:
+    """What both links share: a context manager whose setup, if it fails half-way, takes
+    down what it made before the error goes on; leaving the block takes down the rest."""
+
+    def __enter__(self):
+        self.check_available()
+        try:
+            self._setup()
+        except BaseException:
+            try:
+                self.close()
+            except LinkError:
+                pass  # the setup's own error is the one to report
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @staticmethod
+    def check_available() -> None:
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class DelayLink(_Link):
     """A point-to-point link with rtt_ms of round trip (half each way) and, when
     rate_mbit > 0, that bandwidth. A context manager: leaving it leaves nothing behind."""
 
@@ -113,21 +143,6 @@ class DelayLink:
         self._netns_made = False
 
     # -- set up --------------------------------------------------------------------------
-    def __enter__(self) -> "DelayLink":
-        self.check_available()
-        try:
-            self._setup()
-        except BaseException:
-            try:
-                self.close()
-            except LinkError:
-                pass  # the setup's own error is the one to report
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     @staticmethod
     def check_available() -> None:
         if os.geteuid() != 0:
@@ -260,7 +275,7 @@ def parse_snmp(text: str) -> dict[str, int]:
     return out
 
 
-class VethLink:
+class VethLink(_Link):
     """Two hosts on one machine: a server namespace and a client namespace joined by a
     veth pair, with what a 2013 gigabit LAN had and loopback has not:
 
@@ -294,21 +309,6 @@ class VethLink:
         self.server_host, self.client_host = VETH_SERVER_HOST, VETH_CLIENT_HOST
         self.commands: list[list[str]] = []  # every `ip`, `ethtool` and `tc` call, for the metadata
         self._made: list[str] = []
-
-    def __enter__(self) -> "VethLink":
-        self.check_available()
-        try:
-            self._setup()
-        except BaseException:
-            try:
-                self.close()
-            except LinkError:
-                pass
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     @staticmethod
     def check_available() -> None:

@@ -25,7 +25,7 @@ def veth_possible():
 
 
 # A sink in the server namespace: accepts one connection, reads until EOF, prints the
-# byte count and the largest single recv() it saw.
+# byte count.
 SINK = """
 import socket, sys
 s = socket.socket()
