@@ -42,7 +42,12 @@ def cmd_run(args) -> int:
                                       overwrite=args.overwrite, server_cpus=args.server_cpus,
                                       client_cpus=args.client_cpus)
     else:
-        plan = plans.get(args.dataset)
+        try:
+            plan = plans.get(args.dataset)
+        except KeyError:
+            known = sorted(plans.PLANS) + sorted(echo.PLANS)
+            print(f"error: unknown dataset {args.dataset!r}; known: {', '.join(known)}", file=sys.stderr)
+            return 2
         if args.servers:
             plan = dataclasses.replace(plan, servers=tuple(args.servers))
 
