@@ -38,7 +38,7 @@ from . import drivers, metadata, sampler
 from .bench import GENERATOR_BOUND_PCT, NOISY_FOREIGN_CORES, cpu_count, raw_text, run_load, wait_quiet
 from .lifecycle import ServerProcess
 from .manifest import JAVA, JAVA_FLAGS, Server, ServerOptions, java_home
-from .netlink import VethLink, netns_counters
+from .netlink import LinkUnavailable, VethLink, netns_counters
 from .profiles import PROFILES, Profile
 from .results import DatasetWriter
 
@@ -286,6 +286,7 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
                                                   "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem")},
         thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES})
     links: dict[str, dict] = {}
+    skipped: dict[str, str] = {}
     stops: list[dict] = []
     total = profile.repeats * len(points)
     done = 0
@@ -294,6 +295,14 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
             mine = [p for p in points if p.link == link_name]
             if not mine:
                 continue
+            if link_name == "veth":
+                try:
+                    VethLink.check_available()
+                except LinkUnavailable as exc:  # not root here: the loopback points still run
+                    skipped["veth"] = str(exc)
+                    progress(f"skip: {len(mine)} points on the veth link: {exc}")
+                    done += len(mine) * profile.repeats
+                    continue
             link = VethLink() if link_name == "veth" else None
             with (link if link is not None else _Loopback()):
                 if link is not None:
@@ -313,7 +322,7 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
                                     if row["ok"] else f"FAILED {row['failure']}"))
                 if link is not None:
                     links["veth"]["after"] = link.settings()
-        meta.update(finished_at=_now(), links=links, stops=stops)
+        meta.update(finished_at=_now(), links=links, skipped=skipped, stops=stops)
         writer.write_json("meta.json", meta)
         return writer.commit()
     except BaseException as exc:

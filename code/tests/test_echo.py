@@ -195,3 +195,21 @@ def test_jfr_table_reads_a_real_view():
     assert rows[0][0] == "io.netty.channel.DefaultChannelPromise" and rows[0][1].endswith("%")
     assert all(len(r) == 2 for r in rows)
     assert sum(float(r[1].rstrip("%")) for r in rows) == pytest.approx(100, abs=1)
+
+
+def test_without_root_the_veth_points_are_skipped_and_said_so(built, tmp_path, monkeypatch):
+    import dataclasses
+    from iobench.netlink import LinkUnavailable, VethLink
+
+    def unavailable():
+        raise LinkUnavailable("network namespaces and veth devices need root (euid is not 0)")
+
+    monkeypatch.setattr(VethLink, "check_available", staticmethod(unavailable))
+    plan = dataclasses.replace(echo.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
+                                                   EchoPoint("netty-4.2.20", 1024, "veth")))
+    said = []
+    path = echo.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
+    ds = echo.load(path, "smoke")
+    assert list(ds.df["link"]) == ["lo"]
+    assert "need root" in ds.meta["skipped"]["veth"]
+    assert any(m.startswith("skip: 1 points on the veth link") for m in said)
