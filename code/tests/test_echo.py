@@ -206,7 +206,7 @@ def test_without_root_the_veth_points_are_skipped_and_said_so(built, tmp_path, m
 
     monkeypatch.setattr(VethLink, "check_available", staticmethod(unavailable))
     plan = dataclasses.replace(echo.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
-                                                   EchoPoint("netty-4.2.20", 1024, "veth")))
+                                                   EchoPoint("netty-4.2.20", 1024, "veth")), smoke_points=())
     said = []
     path = echo.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
     ds = echo.load(path, "smoke")
