@@ -603,7 +603,7 @@ def load(path: Path, shown_under: str = "replay") -> EchoDataset:
     path = Path(path)
     if not (path / "results.csv").exists():
         raise FileNotFoundError(f"no captured dataset at {path}")
-    df = pd.read_csv(path / "results.csv", keep_default_na=True)
+    df = pd.read_csv(path / "results.csv", dtype={"server_flags": str, "capture": str, "variant": str})
     for col in ("ok", "generator_bound", "noisy", "client_nodelay"):
         df[col] = df[col].astype(str).str.lower().eq("true")
     for col in ("server_flags", "capture", "variant"):
