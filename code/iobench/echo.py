@@ -195,7 +195,18 @@ EXPERIMENTS = EchoPlan(
     # smoke: every point, briefly (the chapter reads each one)
 )
 
-PLANS = {p.dataset: p for p in (SWEEP, EXPERIMENTS)}
+# Which sizes does a partial arrival make Mina split by capacity? Its sizing says: the sizes
+# less than one segment (1448 bytes) above a power of two (book/java/mina-netty.md).
+SPLIT_SIZES = (2048, 3072, 3584, 5120, 6144, 9216, 10240)
+SPLIT_RATE = EchoPlan(
+    dataset="echo-split-rate",
+    description="Mina 2.0.7 on the 1 Gbit veth link, 1 message in 10 arriving in two parts: how often "
+                "each message size is split by a full read buffer, and what that costs",
+    points=tuple(EchoPoint("mina-2.0.7", size, "veth", split=_PARTIAL, experiment="split-rate")
+                 for size in SPLIT_SIZES),
+)
+
+PLANS = {p.dataset: p for p in (SWEEP, EXPERIMENTS, SPLIT_RATE)}
 
 COLUMNS = [
     "experiment", "server", "framework", "version", "link", "size", "connections", "variant",
