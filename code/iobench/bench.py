@@ -115,6 +115,11 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def new_run_id() -> str:
+    """When a run started (UTC) and a few random hex digits: sortable and unique."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
 def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, **kwargs) -> Path:
     """Measure a plan under the smoke or full profile; return the dataset's folder.
 
@@ -135,7 +140,7 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(plan.dataset)
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    run_id = new_run_id()
     if profile_name == "smoke":
         overwrite = True  # scratch output
     writer = DatasetWriter(dest, run_id, overwrite=overwrite)

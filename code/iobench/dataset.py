@@ -44,14 +44,18 @@ class Dataset:
         return (f"{self.name}, {self.produced_by} profile, measured {self.date()} on {self.machine()}; "
                 f"server on CPU {pin['server_cpus']}, load generator on CPU {pin['client_cpus']}")
 
-    def describe(self) -> str:
+    def origin(self) -> str:
+        """Which run produced the numbers, when, at which commit, on which machine."""
         g = self.meta.get("git", {})
         commit = (g.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if g.get("dirty") else "")
         how = ("replayed from data/" if self.shown_under == "replay"
                else f"measured just now under the {self.shown_under} profile")
         return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
                 f"on {self.meta['started_at']} at commit {commit}.\n"
-                f"Machine: {self.machine()}.\n"
+                f"Machine: {self.machine()}.")
+
+    def describe(self) -> str:
+        return (self.origin() + "\n"
                 f"Tools: {self.meta['versions']['wrk'].split(' Copyright')[0]}; "
                 f"{self.meta['versions']['ab'].removeprefix('This is ')}; {self.meta['versions']['nginx']}.")
 

@@ -17,15 +17,14 @@ allocation profile of the server; their outputs are kept too.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
-import datetime as _dt
 import glob
 import gzip
 import io
 import json
 import os
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -35,10 +34,12 @@ from pathlib import Path
 from typing import Callable
 
 from . import drivers, metadata, sampler
-from .bench import GENERATOR_BOUND_PCT, NOISY_FOREIGN_CORES, cpu_count, raw_text, run_load, wait_quiet
+from .bench import (GENERATOR_BOUND_PCT, NOISY_FOREIGN_CORES, cpu_count, new_run_id, raw_text, run_load,
+                    wait_quiet)
 from .lifecycle import ServerProcess
 from .manifest import JAVA, JAVA_FLAGS, Server, ServerOptions, java_home
 from .netlink import LinkUnavailable, VethLink, netns_counters
+from .dataset import Dataset
 from .profiles import PROFILES, Profile
 from .results import DatasetWriter
 
@@ -254,10 +255,6 @@ def stats_summary(rows: list[tuple[int, int, int]], size: int) -> dict:
 
 # ---- the runner -----------------------------------------------------------------------------
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def _counters(link: VethLink | None) -> tuple[dict, dict]:
     """(client side, server side) TCP counters; on loopback both ends share one namespace."""
     if link is None:
@@ -268,10 +265,10 @@ def _counters(link: VethLink | None) -> tuple[dict, dict]:
 
 def verify_echo(base: list[str], host: str, port: int, size: int) -> None:
     """One connection, a short run: every message must come back byte-exact."""
-    argv = base + [drivers.ECHOLOAD, "--host", host, "--port", str(port), "--connections", "1",
-                   "--size", str(size), "--duration", "0.3", "--timeout", "5"]
-    output, code, _, _ = run_load(argv, {}, 30)
-    result = drivers.get("echo").parse(output, code)
+    driver = drivers.get("echo")
+    spec = drivers.LoadSpec(tool="echo", connections=1, size=size, duration_s=0.3, timeout_s=5.0)
+    output, code, _, _ = run_load(base + driver.argv(spec, f"tcp://{host}:{port}"), {}, 30)
+    result = driver.parse(output, code)
     if not result.ok or result.errors or result.extra.get("errors_mismatch"):
         raise RuntimeError(f"echo verify failed against {host}:{port}: {output.strip()[-300:]}")
 
@@ -283,13 +280,13 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(plan.dataset)
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    run_id = new_run_id()
     writer = DatasetWriter(dest, run_id, overwrite=overwrite or profile_name == "smoke", columns=COLUMNS)
     points = plan.points_for(profile_name)
     duration = min(profile.duration_s, 5.0)  # enough for 5,000+ messages even at 100 KiB over 1 Gbit
     meta = metadata.collect(
         dataset=plan.dataset, description=plan.description, run_id=run_id, profile=asdict(profile),
-        measured_s=duration, started_at=_now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
+        measured_s=duration, started_at=metadata.now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
         plan={"points": [asdict(p) for p in points]},
         servers={s.id: {"framework": s.framework, "version": s.version, "class": s.main_class,
                         "nagle_default": s.nagle_default} for s in ECHO_SERVERS.values()},
@@ -315,7 +312,7 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
                     done += len(mine) * profile.repeats
                     continue
             link = VethLink() if link_name == "veth" else None
-            with (link if link is not None else _Loopback()):
+            with (link if link is not None else contextlib.nullcontext()):
                 if link is not None:
                     links["veth"] = link.settings()
                 for repeat in range(1, profile.repeats + 1):
@@ -333,21 +330,13 @@ def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, o
                                     if row["ok"] else f"FAILED {row['failure']}"))
                 if link is not None:
                     links["veth"]["after"] = link.settings()
-        meta.update(finished_at=_now(), links=links, skipped=skipped, stops=stops)
+        meta.update(finished_at=metadata.now(), links=links, skipped=skipped, stops=stops)
         writer.write_json("meta.json", meta)
         return writer.commit()
     except BaseException as exc:
         failed = writer.abandon(f"{exc.__class__.__name__}: {exc}")
         progress(f"run abandoned ({exc.__class__.__name__}); partial output kept in {failed}; {dest} untouched")
         raise
-
-
-class _Loopback:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration: float, repeat: int,
@@ -371,7 +360,7 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
         url = f"tcp://{host}:{srv.port}"
         warm = drivers.LoadSpec(tool="echo", duration_s=profile.warmup_s, **spec)
         argv = base + driver.argv(warm, url)
-        started = _now()
+        started = metadata.now()
         output, code, _, _ = run_load(argv, {}, profile.warmup_s + 60)
         writer.write_raw(stem + ".warmup.txt", raw_text(argv, {}, output, code, started))
 
@@ -380,7 +369,7 @@ def measure(writer: DatasetWriter, point: EchoPoint, profile: Profile, duration:
             tcpdump = _start_tcpdump(link, writer.raw_path(stem + ".pcap"))
         run = drivers.LoadSpec(tool="echo", duration_s=duration, **spec)
         argv = base + driver.argv(run, url)
-        started = _now()
+        started = metadata.now()
         c0, s0 = _counters(link)
         sampling = sampler.GroupSampler(srv.pid, cpu_group=srv.cpu_group).start()
         output, code, client_cpu, wall = run_load(argv, {}, duration * 4 + 60)
@@ -519,18 +508,13 @@ def _stop_tcpdump(proc: subprocess.Popen) -> None:
 
 
 def pcap_text(pcap: Path) -> str:
-    """tcpdump's own reading of a capture (absolute times, numeric, one line per packet)."""
-    data = gzip.decompress(pcap.read_bytes()) if pcap.suffix == ".gz" else None
-    if data is None:
-        src = str(pcap)
-    else:
-        tmp = pcap.with_suffix("")
-        tmp.write_bytes(data)
-        src = str(tmp)
-    p = subprocess.run(["tcpdump", "-r", src, "-n", "-tt", "-S"], capture_output=True, text=True, timeout=60)
-    if data is not None:
-        Path(src).unlink()
-    return p.stdout
+    """tcpdump's own reading of a capture (absolute times, numeric, one line per packet);
+    a .gz capture is decompressed into tcpdump's stdin, never onto disk."""
+    data = pcap.read_bytes()
+    if pcap.suffix == ".gz":
+        data = gzip.decompress(data)
+    p = subprocess.run(["tcpdump", "-r", "-", "-n", "-tt", "-S"], input=data, capture_output=True, timeout=60)
+    return p.stdout.decode()
 
 
 def _jfr_views(writer: DatasetWriter, stem: str, jfr: Path) -> None:
@@ -541,7 +525,7 @@ def _jfr_views(writer: DatasetWriter, stem: str, jfr: Path) -> None:
                            timeout=120)
         writer.write_raw(f"{stem}.jfr-{view}.txt",
                          raw_text([tool, "view", "--width", "200", view, jfr.name], {}, p.stdout + p.stderr,
-                                  p.returncode, _now()))
+                                  p.returncode, metadata.now()))
     jfr.unlink()
 
 
@@ -550,32 +534,12 @@ def _jfr_views(writer: DatasetWriter, stem: str, jfr: Path) -> None:
 KEYS = ["experiment", "server", "link", "size", "connections", "variant", "capture"]
 
 
-@dataclass
-class EchoDataset:
-    name: str
-    path: Path
-    df: "pd.DataFrame"
-    meta: dict
-    shown_under: str
-
-    @property
-    def produced_by(self) -> str:
-        return self.meta["profile"]["name"]
-
-    def caption(self) -> str:
-        m, pin = self.meta["machine"], self.meta["pinning"]
-        return (f"{self.name}, {self.produced_by} profile, measured {self.meta['started_at'][:10]} on "
-                f"{m['cores']} × {m['cpu_model']}, {m['kernel']}; server on CPU {pin['server_cpus']}, "
-                f"iom-echoload on CPU {pin['client_cpus']}")
+class EchoDataset(Dataset):
+    """An echo dataset: the HTTP datasets' provenance and caption, its own summary."""
 
     def describe(self) -> str:
-        g = self.meta.get("git", {})
-        commit = (g.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if g.get("dirty") else "")
-        how = ("replayed from data/" if self.shown_under == "replay"
-               else f"measured just now under the {self.shown_under} profile")
         jdk = self.meta["versions"]["jdk"]
-        return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
-                f"on {self.meta['started_at']} at commit {commit}; JDK {jdk.get('version', jdk)}.")
+        return self.origin() + f"\nJDK: {jdk.get('version', jdk)}; load generator: {drivers.ECHOLOAD}."
 
     def summary(self) -> "pd.DataFrame":
         """Median and min-max over repeats of each point (failed runs excluded)."""
@@ -604,9 +568,6 @@ class EchoDataset:
             raise KeyError(f"{len(s)} summary rows match {where}")
         return float(s.iloc[0][column])
 
-    def raw(self, relative: str) -> str:
-        return (self.path / relative).read_text()
-
 
 def load(path: Path, shown_under: str = "replay") -> EchoDataset:
     import pandas as pd
@@ -620,7 +581,7 @@ def load(path: Path, shown_under: str = "replay") -> EchoDataset:
     for col in ("server_flags", "capture", "variant"):
         df[col] = df[col].fillna("")
     meta = json.loads((path / "meta.json").read_text())
-    return EchoDataset(path.name, path, df, meta, shown_under)
+    return EchoDataset(path.name, path, df, meta, {}, shown_under)
 
 
 def obtain(name: str, profile: str | None = None, **run_kwargs) -> EchoDataset:

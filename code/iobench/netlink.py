@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .lifecycle import _child_setup
 from .manifest import CODE
+from .sampler import parse_snmp
 
 DELAYLINK = CODE / "c" / "build" / "iom-delaylink"
 CLIENT_HOST = "10.77.0.1"
@@ -259,20 +260,6 @@ def netns_counters(netns: str | None) -> dict[str, int]:
     if p.returncode != 0:
         raise LinkError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
     return parse_snmp(p.stdout)
-
-
-def parse_snmp(text: str) -> dict[str, int]:
-    """/proc/net/netstat and /proc/net/snmp: pairs of lines, names then values."""
-    out: dict[str, int] = {}
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    for names, values in zip(lines[::2], lines[1::2]):
-        prefix, *keys = names.split()
-        vprefix, *vals = values.split()
-        if prefix != vprefix or prefix.rstrip(":") not in ("Tcp", "TcpExt"):
-            continue
-        for k, v in zip(keys, vals):
-            out[f"{prefix.rstrip(':')}{k}"] = int(v)
-    return out
 
 
 class VethLink(_Link):

@@ -100,27 +100,36 @@ def group_snapshot(pgid: int) -> GroupSnapshot:
     return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(live), vcsw, ivcsw, frozenset(states))
 
 
+def parse_snmp(text: str) -> dict[str, int]:
+    """/proc/net/netstat and /proc/net/snmp: pairs of lines, names then values; the Tcp and
+    TcpExt counters, named as `nstat` names them (TcpExtDelayedACKs, TcpRetransSegs)."""
+    out: dict[str, int] = {}
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for names, values in zip(lines[::2], lines[1::2]):
+        prefix, *keys = names.split()
+        vprefix, *vals = values.split()
+        if prefix != vprefix or prefix.rstrip(":") not in ("Tcp", "TcpExt"):
+            continue
+        for k, v in zip(keys, vals):
+            out[f"{prefix.rstrip(':')}{k}"] = int(v)
+    return out
+
+
 def tcp_counters() -> dict[str, int]:
     """Machine-wide TCP counters (as `nstat` shows them) that explain stalls and errors:
     ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt),
     RetransSegs (segments sent again), OutRsts (resets sent) and TCPAbortOnClose (a socket
     closed with unread data in its receive buffer, which Linux answers with a reset)."""
-    wanted = {"TcpExt": ("ListenOverflows", "ListenDrops", "TCPAbortOnClose"), "Tcp": ("RetransSegs", "OutRsts")}
-    out: dict[str, int] = {}
+    wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts")
+    text = ""
     for path in ("/proc/net/netstat", "/proc/net/snmp"):
         try:
             with open(path) as f:
-                lines = f.read().splitlines()
+                text += f.read() + "\n"
         except OSError:
             continue
-        for names, values in zip(lines[::2], lines[1::2]):
-            prefix, *keys = names.split()
-            prefix = prefix.rstrip(":")
-            vals = values.split()[1:]
-            for k, v in zip(keys, vals):
-                if k in wanted.get(prefix, ()):
-                    out[k] = int(v)
-    return out
+    counters = parse_snmp(text)
+    return {k.removeprefix("TcpExt").removeprefix("Tcp"): counters[k] for k in wanted if k in counters}
 
 
 def system_busy_s() -> float:
