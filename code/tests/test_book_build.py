@@ -43,9 +43,10 @@ def make_book(tmp: Path, kernel: str, language: str, cell: str) -> Path:
     return book
 
 
-def build(book: Path, **extra_env) -> subprocess.CompletedProcess:
+def build(book: Path, out: Path | None = None, **extra_env) -> subprocess.CompletedProcess:
     env = venv_env() | extra_env
-    return subprocess.run([str(ROOT / "code/tools/build-book"), str(book), str(book / "out")],
+    out = book / "out" if out is None else out
+    return subprocess.run([str(ROOT / "code/tools/build-book"), str(book), str(out)],
                           env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -94,3 +95,42 @@ def test_missing_kernel_fails_jupyter_book_itself(tmp_path):
     result = build(book, BOOK_SKIP_KERNEL_CHECK="1")
     assert result.returncode != 0
     assert "No such kernel named no-such-kernel" in result.stdout + result.stderr
+
+
+def executed_pages(result: subprocess.CompletedProcess) -> int:
+    return (result.stdout + result.stderr).count("Executing notebook")
+
+
+def test_second_build_executes_nothing_until_an_input_changes(tmp_path):
+    """`make book` twice: the second run executes no cell and rewrites no page; a change
+    in data/ re-executes every page, and ignored files (test caches) do not."""
+    book = make_book(tmp_path, "python3", "python", 'print("fine")')
+    (book / "data").mkdir()
+    (book / "data" / "results.csv").write_text("a,b\n1,2\n")
+    (book / ".gitignore").write_text("_build/\n.pytest_cache/\n")
+    git = ["git", "-C", str(book), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "book"], check=True)
+
+    # Built in place, as `make book` does (the output lands in the excluded _build/).
+    first = build(book, out=book)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert executed_pages(first) == 1
+    page = book / "_build/html/book/page.html"
+    before = (page.stat().st_mtime_ns, page.read_bytes())
+
+    again = build(book, out=book)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert executed_pages(again) == 0, again.stdout[-2000:]
+    assert (page.stat().st_mtime_ns, page.read_bytes()) == before
+
+    (book / "data" / ".pytest_cache").mkdir()
+    (book / "data" / ".pytest_cache" / "lastfailed").write_text("{}")
+    ignored = build(book, out=book)
+    assert executed_pages(ignored) == 0, "a git-ignored cache file forced a rebuild"
+
+    (book / "data" / "results.csv").write_text("a,b\n1,3\n")
+    changed = build(book, out=book)
+    assert changed.returncode == 0
+    assert executed_pages(changed) == 1, "a changed data file did not re-execute the pages"
