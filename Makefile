@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book test system setup kernels code unit site-test lab bench clean distclean help
+.PHONY: book test system setup kernels constraints code unit site-test lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -27,14 +27,24 @@ system:
 	code/tools/install-system-deps
 
 ## Virtual environment with pinned packages and the three kernels.
+# requirements.txt names the packages; constraints.txt pins everything they pull in.
 setup: system $(STAMP)
-$(STAMP): requirements.txt code/tools/install_kernels.py code/tools/find-jdk
+$(STAMP): requirements.txt constraints.txt code/tools/install_kernels.py code/tools/find-jdk
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(VENV)/bin/python code/tools/install_kernels.py
 	touch $@
 kernels: $(STAMP)
 	$(VENV)/bin/python code/tools/install_kernels.py
+
+# After changing requirements.txt: install it without the old pins, then pin the environment again.
+constraints:
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	{ sed -n '/^#/p' constraints.txt; \
+	  $(VENV)/bin/python -m pip freeze --all --exclude-editable --disable-pip-version-check | \
+	  grep -v -e '^pip==' -e ' @ ' -e '^-e '; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 code:
 	$(MAKE) -C code all
