@@ -4,7 +4,9 @@ For every page in _toc.yml: it loads with no console error, shows its title, eve
 executed code cell has an output, no image is broken and no internal link is broken.
 Every notebook page offers its executed .ipynb, which is a valid notebook naming an
 installed kernel, and runs again on that kernel without an error.
-Screenshots of a few pages land in _build/test-screenshots/.
+Every page is a notebook (jupytext header with a kernelspec), prose pages included.
+A screenshot of every page (its first screen, taken before any check, so a failing page
+has one too; the whole page for a few) lands in _build/test-screenshots/.
 
 Run through `make site-test SITE=_build/html` (BOOK_SITE names the site folder).
 """
@@ -79,7 +81,16 @@ def browser():
 
 def is_notebook(page: str) -> bool:
     src = ROOT / f"{page}.md"
-    return src.exists() and src.read_text().startswith("---\njupytext:")
+    return src.exists() and src.read_text().startswith("---\njupytext:") and "\nkernelspec:" in src.read_text()
+
+
+def has_code_cells(page: str) -> bool:
+    return "```{code-cell}" in (ROOT / f"{page}.md").read_text()
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_every_page_is_a_notebook(page):
+    assert is_notebook(page), f"{page}.md has no jupytext header with a kernelspec"
 
 
 def internal_target(site: Path, page_url: str, href: str) -> tuple[Path, str] | None:
@@ -106,6 +117,8 @@ def test_page(page, site, server, browser):
     url = f"{server}/{page}.html"
     response = tab.goto(url, wait_until="networkidle")
     assert response is not None and response.status == 200, f"{url} answered {response and response.status}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / (page.replace("/", "_") + ".png")), full_page=page in SCREENSHOT_PAGES)
 
     # The title: one h1, also in the window title.
     h1 = tab.locator("main h1").first.inner_text().strip().rstrip("#").strip()
@@ -114,8 +127,8 @@ def test_page(page, site, server, browser):
 
     # Every executed code cell shows an output.
     cells = tab.locator("div.cell")
-    if is_notebook(page):
-        assert cells.count() > 0, f"{page}: a notebook page with no executed cell"
+    if has_code_cells(page):
+        assert cells.count() > 0, f"{page}: code cells in the source, none executed on the page"
     for i in range(cells.count()):
         cell = cells.nth(i)
         source = cell.locator(".cell_input").text_content()[:80]
@@ -140,14 +153,11 @@ def test_page(page, site, server, browser):
             html = path.read_text(errors="replace")
             assert re.search(rf'id="{re.escape(fragment)}"', html), f"{page}: no #{fragment} in {path.name}"
 
-    if page in SCREENSHOT_PAGES:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(SHOTS / (page.replace("/", "_") + ".png")), full_page=True)
     tab.close()
     assert not errors, f"{page}: " + "; ".join(errors)
 
 
-@pytest.mark.parametrize("page", [p for p in toc_pages() if is_notebook(p)])
+@pytest.mark.parametrize("page", toc_pages())
 def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_path):
     from jupyter_client.kernelspec import KernelSpecManager
     from nbclient import NotebookClient
@@ -166,7 +176,11 @@ def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_pat
     assert kernel in KernelSpecManager().find_kernel_specs(), f"{page}: kernel {kernel} not installed"
     # A cell removed from the page (glue only) may have no output; every other one must.
     code = [c for c in nb.cells if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
-    assert code and all(c.outputs for c in code), f"{page}: the download lacks executed outputs"
+    assert all(c.outputs for c in code), f"{page}: the download lacks executed outputs"
+    if has_code_cells(page):
+        assert code, f"{page}: the download has none of the page's code cells"
+    else:
+        assert any(c.cell_type == "markdown" for c in nb.cells), f"{page}: the download has no text"
 
     # It opens and runs on the project's kernel, from the page's own folder.
     fresh = nbformat.from_dict(nb)
