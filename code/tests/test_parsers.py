@@ -80,10 +80,36 @@ def test_ab_non2xx():
     assert r.ok and r.non2xx == 2000 and r.errors == 2000
 
 
+def test_ab_failed_requests_only_length():
+    """A copy of data/ab-backlog/raw/c-fork/ab-close-c1000-n10000-w0-b128-r1.txt: 153 of the
+    responses had another length than the first one. ab counts them as failed requests; the
+    parser keeps them apart, since a different length is not a network error."""
+    r = parse("ab_failed_length")
+    assert r.ok and r.requests == 10000
+    assert r.extra["failed_requests"] == 153 and r.extra["length_failures"] == 153
+    assert (r.errors_connect, r.errors_read, r.errors) == (0, 0, 0)
+
+
+def test_ab_failed_requests_receive_and_exceptions():
+    """ab -r against a server that resets every connection: the run goes on, and the breakdown
+    reads (Connect: 0, Receive: 100, Length: 0, Exceptions: 100). ab counts each reset twice,
+    once when recv() fails and once for the poll error on the same socket, so its "Failed
+    requests" (200) exceeds its "Complete requests" (100), and the parser's errors follow ab."""
+    r = parse("ab_failed_receive")
+    assert r.ok and r.requests == 100
+    assert r.extra["failed_requests"] == 200 and r.extra["length_failures"] == 0
+    assert (r.errors_connect, r.errors_read) == (0, 100 + 100)  # Receive + Exceptions
+    assert r.errors == 200 and r.bytes == 0
+
+
 @pytest.mark.parametrize("name, code, message", [
     ("ab_refused", 111, "apr_socket_recv: Connection refused (111)"),
     ("ab_timeout", 119, "apr_pollset_poll: The timeout specified has expired (70007)"),
-    ("ab_reset", 119, "apr_pollset_poll: The timeout specified has expired (70007)"),
+    # against a server that answers without reading the request, and closes: ab stopped on a
+    # poll timeout after 40 completed requests, not on a reset
+    ("ab_timeout_partial", 119, "apr_pollset_poll: The timeout specified has expired (70007)"),
+    # against a server that reads the request, then closes with SO_LINGER 0 (an RST)
+    ("ab_reset", 104, "apr_socket_recv: Connection reset by peer (104)"),
 ])
 def test_ab_failed_runs(name, code, message):
     r = parse(name)
@@ -92,7 +118,8 @@ def test_ab_failed_runs(name, code, message):
 
 
 def test_ab_failed_run_keeps_the_completed_count():
-    assert parse("ab_reset").requests == 40
+    assert parse("ab_timeout_partial").requests == 40
+    assert parse("ab_reset").requests == 0  # the first reset stopped ab: no "Total of" line
 
 
 def test_driver_argv_is_a_list_without_shell():

@@ -4,7 +4,9 @@ It is ``python -m http.server`` (ThreadingHTTPServer with SimpleHTTPRequestHandl
 HTTP/1.0, a listen backlog of 5) with two changes the contract asks for: it serves the
 book's body for ``/`` from a temporary folder, and it does not log every request
 (http.server writes one stderr line per request, which would be measured too).
-It prints ``READY port=N`` once listening and exits 0 on SIGTERM.
+It prints ``READY port=N`` once listening and exits 0 on SIGTERM, 1 on a setup error
+(bad arguments included: argparse's own exit status, 2, is not part of the contract),
+naming the failing call on stderr. It never exits 77: http.server runs wherever Python does.
 """
 from __future__ import annotations
 
@@ -24,9 +26,24 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class ContractArgumentParser(argparse.ArgumentParser):
+    """Bad arguments are a setup error: exit 1, naming the call that failed."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"error: parse arguments: {message}\n")
+
+
+def port(text: str) -> int:
+    number = int(text)  # a ValueError is reported by argparse as "invalid port value"
+    if not 0 <= number <= 65535:
+        raise ValueError(text)
+    return number
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0)
+    parser = ContractArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=port, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="python-http-server-") as docroot:
