@@ -18,5 +18,5 @@ Modules, one concern each:
     plots       the standard plots, with machine and date in every caption
 """
 
-SCHEMA_VERSION = 4  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
-                    # 4: resets sent, and closes with unread data
+SCHEMA_VERSION = 5  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
+                    # 4: resets sent, and closes with unread data; 5: meta.json load_commands

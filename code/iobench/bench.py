@@ -163,6 +163,7 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
     netns = link.netns if link is not None else None
     unsupported: dict[str, str] = {}
     stops: list[dict] = []
+    commands: list[dict] = []  # the load generator's command line of every measured run
     total = profile.repeats * len(servers) * len(points)
     done = 0
     try:
@@ -188,7 +189,8 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
                             srv.verify()
                             for point in group:
                                 done += 1
-                                row = measure(writer, srv, point, profile, repeat, client_cpus, run_id)
+                                row = measure(writer, srv, point, profile, repeat, client_cpus, run_id,
+                                              commands)
                                 progress(f"[{done}/{total}] {server.id:20s} {point.label():28s} rep {repeat}: "
                                          + (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  "
                                             f"srv {row['server_cpu_us_per_req']:.1f} µs/req  "
@@ -216,7 +218,7 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
                 passed = sum(v["passed"] for v in verdicts[server.id])
                 progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
             writer.write_json("battery.json", verdicts)
-        meta.update(finished_at=_now(), unsupported=unsupported, stops=stops)
+        meta.update(finished_at=_now(), unsupported=unsupported, stops=stops, load_commands=commands)
         writer.write_json("meta.json", meta)
         return writer.commit()
     except BaseException as exc:
@@ -227,7 +229,7 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
 
 
 def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Profile, repeat: int,
-            client_cpus: str, run_id: str) -> dict:
+            client_cpus: str, run_id: str, commands: list[dict] | None = None) -> dict:
     driver = drivers.get(point.tool)
     server = srv.server
     base = ["taskset", "-c", client_cpus] if client_cpus else []
@@ -253,6 +255,8 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     tcp = {k: v - tcp0.get(k, 0) for k, v in sampler.tcp_counters().items()}
     raw_file = writer.write_raw(stem + ".txt", raw_text(argv, driver.env(spec), output, code, started))
     result = driver.parse(output, code)
+    if commands is not None:
+        commands.append({"raw_file": raw_file, "env": driver.env(spec), "argv": metadata.portable(argv)})
 
     client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
     foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0

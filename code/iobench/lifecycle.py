@@ -161,13 +161,23 @@ class ServerProcess:
         self._drain = threading.Thread(target=self._drain_stdout, daemon=True)
         self._drain.start()
 
-    def _fail_start(self, what: str) -> None:
-        code = self.proc.wait() if self.proc else None
+    def _fail_start(self, what: str, deadline: float) -> None:
+        """The server exited, or closed its stdout, before it was ready. Wait for its exit
+        status until the READY deadline and no longer: one that lives on without a stdout
+        is stopped here (SIGTERM, then SIGKILL), and the error says so."""
+        try:
+            code = self.proc.wait(max(0.0, deadline - time.monotonic()))
+            status = _exit_status(code)
+        except subprocess.TimeoutExpired:
+            left = self._end_group(self.proc)
+            code = self.proc.returncode
+            status = (f"still running at the {self.ready_timeout:g} s READY deadline; stopped: "
+                      + (_exit_status(code) if not left else f"processes {left} did not die"))
         self.exit_code = code
         tail = self.stderr_tail()
         if code == EXIT_UNSUPPORTED:
             raise Unsupported(f"{self.server.id}: not supported here (exit 77): {tail}")
-        raise ServerError(f"{self.server.id}: {what} (exit {code}); argv={self.argv}; stderr: {tail}")
+        raise ServerError(f"{self.server.id}: {what} ({status}); argv={self.argv}; stderr: {tail}")
 
     def _wait_ready_line(self, deadline: float) -> int:
         assert self.proc and self.proc.stdout
@@ -181,11 +191,11 @@ class ServerProcess:
             ready, _, _ = select.select([fd], [], [], min(remaining, 0.2))
             if not ready:
                 if self.proc.poll() is not None:
-                    self._fail_start("exited before READY")
+                    self._fail_start("exited before READY", deadline)
                 continue
             chunk = os.read(fd, 4096)
             if not chunk:
-                self._fail_start("closed stdout before READY")
+                self._fail_start("closed stdout before READY", deadline)
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
@@ -198,7 +208,7 @@ class ServerProcess:
     def _wait_port(self, host: str, port: int, deadline: float) -> int:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                self._fail_start("exited before listening")
+                self._fail_start("exited before listening", deadline)
             if port_is_listening(host, port):
                 return port
             time.sleep(0.02)
@@ -267,41 +277,66 @@ class ServerProcess:
 
     # -- stop ----------------------------------------------------------------------------
     def stop(self) -> int | None:
-        """SIGTERM the process group, SIGKILL after stop_timeout; wait until all of it is gone."""
+        """SIGTERM the process group, SIGKILL after stop_timeout; wait until all of it is gone.
+        A process still alive stop_timeout after SIGKILL (stuck in the kernel) is not waited
+        for forever: everything else is cleaned up, then ServerError names it."""
         proc = self.proc
         if proc is None:
             self._tmp.cleanup()
             return None
-        pgid = proc.pid  # a new session: the leader's pid is the group id
-        if proc.poll() is None:
-            self._signal_group(pgid, signal.SIGTERM)
-            try:
-                proc.wait(self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                self._signal_group(pgid, signal.SIGKILL)
-                proc.wait()
-        self.exit_code = proc.returncode
-        # Children the leader left behind (forked workers) die with the group.
-        deadline = time.monotonic() + self.stop_timeout
-        while process_group_pids(pgid):
-            if time.monotonic() > deadline:
-                self._signal_group(pgid, signal.SIGKILL)
-            time.sleep(0.02)
-        if self.cpu_group is not None:
-            # A process that left the group (setsid) is still in the cgroup: it dies too.
-            for pid in self.cpu_group.pids():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self.cpu_group.remove()
-        if proc.stdout:
-            proc.stdout.close()
-        if getattr(self, "_log", None):
-            self._log.close()
-        self.proc = None
-        self._tmp.cleanup()
+        try:
+            left = self._end_group(proc)
+            self.exit_code = proc.returncode
+            if self.cpu_group is not None:
+                # A process that left the group (setsid) is still in the cgroup: it dies too.
+                for pid in self.cpu_group.pids():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                self.cpu_group.remove()
+        finally:
+            if proc.stdout:
+                proc.stdout.close()
+            if getattr(self, "_log", None):
+                self._log.close()
+            self.proc = None
+            self._tmp.cleanup()
+        if left:
+            raise ServerError(f"{self.server.id}: processes {left} (pid: state) of group {proc.pid} still alive "
+                              f"{self.stop_timeout:g} s after SIGKILL; argv={self.argv}")
         return self.exit_code
+
+    def _end_group(self, proc: subprocess.Popen) -> dict[int, str]:
+        """SIGTERM the whole group, SIGKILL what is left after stop_timeout, and wait for it
+        another stop_timeout at most. Returns what is still alive then ({} normally), and
+        reaps the leader, whose exit status is then proc.returncode."""
+        pgid = proc.pid  # a new session: the leader's pid is the group id
+        kill_at = time.monotonic() + self.stop_timeout
+        give_up_at = kill_at + self.stop_timeout
+        sent = None
+        while True:
+            proc.poll()  # reap the leader as soon as it exits
+            # Signal only while the group has live members: an empty group's id may be reused.
+            alive = {pid: state for pid, state in process_group_states(pgid).items() if state != "Z"}
+            if not alive:
+                break
+            now = time.monotonic()
+            if now >= give_up_at:
+                return alive
+            if sent is None:
+                self._signal_group(pgid, signal.SIGTERM)
+                sent = signal.SIGTERM
+            elif now >= kill_at and sent == signal.SIGTERM:
+                # The leader and any children it left behind (forked workers) die together.
+                self._signal_group(pgid, signal.SIGKILL)
+                sent = signal.SIGKILL
+            time.sleep(0.02)
+        try:
+            proc.wait(1.0)  # the leader is dead: at most a zombie, reaped at once
+        except subprocess.TimeoutExpired:  # pragma: no cover - a dead leader is always reaped
+            pass
+        return {}
 
     @staticmethod
     def _signal_group(pgid: int, sig: int) -> None:
@@ -317,3 +352,13 @@ class ServerProcess:
     def stopped_cleanly(self) -> bool:
         """Exit 0 on SIGTERM is the contract; nginx exits 0 on SIGTERM too."""
         return self.exit_code == 0
+
+
+def _exit_status(code: int | None) -> str:
+    """How a process ended, as the error messages say it: "exit 1", "killed by SIGKILL"."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"

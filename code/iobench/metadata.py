@@ -85,7 +85,8 @@ def git() -> dict:
     if not shutil.which("git") or not (ROOT / ".git").exists():
         return {"commit": None, "dirty": None}
     commit = _run(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
-    status = _run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
+    # New files that git does not ignore count too: they may be code the run used.
+    status = _run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=normal"])
     return {"commit": commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None, "dirty": bool(status)}
 
 

@@ -1,15 +1,19 @@
 """Servers always stop: after success, failure, timeout, Ctrl-C and even a killed harness,
 no process of theirs is left and their port is free."""
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from iobench.lifecycle import ServerError, ServerProcess, Unsupported, port_is_listening, process_group_pids
+from iobench import lifecycle
+from iobench.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
+                               process_group_pids)
 from iobench.manifest import Server, ServerOptions
 
 HERE = Path(__file__).resolve().parent
@@ -20,6 +24,27 @@ def contract_server(mode: str = "ok") -> Server:
     return Server(id=f"test-{mode}", model="test", lang="Python", summary="test server",
                   argv=lambda o, w: [sys.executable, str(HERE / "servers" / "contract_server.py"),
                                      "--port", str(o.port), "--mode", mode])
+
+
+# Writes its own process group id to a file (one line per start), then execs the server:
+# the pid stays the same, so a test knows which group to look for after the harness is done.
+RECORD_PGID = ('import os, sys; open(sys.argv[1], "a").write(f"{os.getpgid(0)}\\n"); '
+               'os.execv(sys.argv[2], sys.argv[2:])')
+
+
+def recorded(argv: list[str], pgid_file: Path) -> list[str]:
+    return [sys.executable, "-c", RECORD_PGID, str(pgid_file)] + argv
+
+
+def recorded_pgids(pgid_file: Path) -> list[int]:
+    return [int(line) for line in pgid_file.read_text().split()] if pgid_file.exists() else []
+
+
+def recorded_server(mode: str, port: int, pgid_file: Path) -> Server:
+    """contract_server(mode) on a fixed port, recording each start's process group."""
+    return Server(id=f"test-{mode}", model="test", lang="Python", summary="test server",
+                  argv=lambda o, w: recorded([sys.executable, str(HERE / "servers" / "contract_server.py"),
+                                              "--port", str(port), "--mode", mode], pgid_file))
 
 
 def assert_gone(pgid: int, port: int | None) -> None:
@@ -51,13 +76,71 @@ def test_exception_inside_the_block_still_stops_the_server():
     assert_gone(pgid, port)
 
 
-def test_no_ready_line_times_out_and_leaves_nothing():
-    srv = ServerProcess(contract_server("never-ready"), cpus=None, ready_timeout=1.0)
+def test_no_ready_line_times_out_and_leaves_nothing(tmp_path):
+    port, pgids = free_port(), tmp_path / "pgids"
+    srv = ServerProcess(recorded_server("never-ready", port, pgids), cpus=None, ready_timeout=1.0)
     with pytest.raises(ServerError, match="no READY line"):
         with srv:
             pass
     assert srv.proc is None
     assert srv.exit_code == 0  # it was stopped with SIGTERM
+    [pgid] = recorded_pgids(pgids)
+    assert_gone(pgid, port)
+
+
+# Listens, then closes its stdout without a READY line and lives on (with a forked child).
+CLOSES_STDOUT = """
+import os, socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+os.close(1)
+os.fork()
+time.sleep(8)
+"""
+
+
+def test_closed_stdout_before_ready_still_keeps_the_deadline(tmp_path):
+    """No READY line and no exit either: the READY deadline holds, then the group is stopped."""
+    port, pgids = free_port(), tmp_path / "pgids"
+    server = Server(id="test-closes-stdout", model="test", lang="Python", summary="test server",
+                    argv=lambda o, w: recorded([sys.executable, "-c", CLOSES_STDOUT, str(port)], pgids))
+    t0 = time.monotonic()
+    with pytest.raises(ServerError, match=r"closed stdout before READY \(still running at the 1 s READY "
+                                          r"deadline; stopped: killed by SIGTERM\)"):
+        with ServerProcess(server, cpus=None, ready_timeout=1.0):
+            pass
+    assert 0.9 < time.monotonic() - t0 < 3.0  # the deadline, not the server's 8 s
+    [pgid] = recorded_pgids(pgids)
+    assert_gone(pgid, port)
+
+
+def test_stop_gives_up_on_a_process_that_never_dies(monkeypatch):
+    """A process that outlives SIGKILL (stuck in the kernel, faked here) is reported, not
+    waited for forever; the real server is stopped all the same."""
+    real_states = lifecycle.process_group_states
+    monkeypatch.setattr(lifecycle, "process_group_states", lambda pgid: {**real_states(pgid), 4 * 10**9: "D"})
+    srv = ServerProcess(contract_server(), cpus=None, stop_timeout=0.3)
+    srv.start()
+    pgid, port = srv.pid, srv.port
+    errors = []
+
+    def stop():
+        try:
+            srv.stop()
+        except ServerError as exc:
+            errors.append(exc)
+
+    t0 = time.monotonic()
+    stopper = threading.Thread(target=stop, daemon=True)
+    stopper.start()
+    stopper.join(10)
+    assert not stopper.is_alive(), "stop() still waiting after 10 s"
+    assert time.monotonic() - t0 < 3.0  # SIGTERM, 0.3 s, SIGKILL, 0.3 s, give up
+    assert len(errors) == 1 and re.search(r"processes \{4000000000: 'D'\} .* still alive 0.3 s after SIGKILL",
+                                          str(errors[0]))
+    assert srv.proc is None
+    monkeypatch.undo()
+    assert_gone(pgid, port)
 
 
 def test_exit_77_means_unsupported():

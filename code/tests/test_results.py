@@ -3,15 +3,19 @@ leaves earlier data untouched; every CSV number can be re-derived from its raw o
 import csv
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from iobench import drivers, manifest, plans
 from iobench.bench import run_plan
 from iobench.dataset import load
-from iobench.lifecycle import ServerError
+from iobench.lifecycle import ServerError, free_port, port_is_listening
 from iobench.results import COLUMNS, DatasetExists, DatasetWriter, atomic_write
-from test_lifecycle import contract_server
+from test_lifecycle import CODE, HERE, assert_gone, contract_server, recorded_pgids, recorded_server
 
 
 def test_atomic_write_replaces_whole_files(tmp_path):
@@ -107,6 +111,11 @@ def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_
         assert key in meta
     assert meta["pinning"] == {"server_cpus": "0", "client_cpus": "1"}
     assert meta["stops"][0]["exit_code"] == 0
+    # every measured run's generator command is in the metadata, the same as in its raw file
+    assert [c["raw_file"] for c in meta["load_commands"]] == [r["raw_file"] for r in rows]
+    for c in meta["load_commands"]:
+        assert (dest / c["raw_file"]).read_text().split("\n")[0].endswith(" ".join(c["argv"]))
+        assert c["argv"][:3] == ["taskset", "-c", "1"] and c["argv"][3] in ("wrk", "ab")
     battery = json.loads((dest / "battery.json").read_text())
     assert {v["case"] for v in battery["test-ok"]} >= {"keepalive_100", "pipelined_10", "concurrent_500"}
     ds = load(dest)
@@ -114,17 +123,82 @@ def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_
     assert "smoke profile" in ds.caption()
 
 
-def test_failed_full_run_leaves_captured_data_untouched(tmp_path, test_servers):
+def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, test_servers):
     dest = tmp_path / "tiny"
     run_plan(PLAN, "smoke", dest=dest, progress=lambda m: None, with_battery=False)
     before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    port, pgids = free_port(), tmp_path / "pgids"
+    manifest.SERVERS["test-wrong-body"] = recorded_server("wrong-body", port, pgids)
     bad = plans.Plan("tiny", "fails verification", ("test-wrong-body",), points=PLAN.points)
     with pytest.raises(ServerError, match="expected 200"):
         run_plan(bad, "full", dest=dest, overwrite=True, progress=lambda m: None)
     after = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
     assert after == before
+    [pgid] = recorded_pgids(pgids)  # the one server the failed run started is gone
+    assert_gone(pgid, port)
     with pytest.raises(DatasetExists):
         run_plan(PLAN, "full", dest=dest, progress=lambda m: None)
+
+
+# The command line (`iobench run`) in a process of its own, measuring a one-server plan whose
+# server records its process group and listens on a fixed port. When main() has returned, and
+# before this process exits (its exit alone would kill the server: PR_SET_PDEATHSIG), it
+# reports what is left of the server.
+CLI_RUN = """
+import sys
+sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
+from pathlib import Path
+from iobench import manifest, plans
+from iobench.__main__ import main
+from iobench.lifecycle import port_is_listening, process_group_pids
+from test_lifecycle import recorded_pgids, recorded_server
+from test_results import PLAN
+manifest.SERVERS["test-ok"] = recorded_server("ok", {port}, Path({pgids!r}))
+plans.PLANS["tiny"] = PLAN
+code = main(["run", "tiny", "--profile", "smoke", "--dest", {dest!r}, "--no-battery"])
+left = [pid for pgid in recorded_pgids(Path({pgids!r})) for pid in process_group_pids(pgid)]
+print("left:", left, "listening:", port_is_listening("127.0.0.1", {port}), flush=True)
+sys.exit(code)
+"""
+
+
+def test_ctrl_c_during_a_run_stops_the_server_and_keeps_the_data(tmp_path):
+    """SIGINT while the server is up: the command exits 130, the server's process group is
+    gone, its port is free, and the dataset already captured at --dest is byte for byte the same."""
+    dest = tmp_path / "data" / "tiny"
+    w = DatasetWriter(dest, "earlier-run")
+    w.write_json("meta.json", {"run_id": "earlier-run"})
+    w.write_raw("test-ok/wrk.txt", "captured earlier\n")
+    w.commit()
+    before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    port, pgids = free_port(), tmp_path / "pgids"
+    cli = subprocess.Popen([sys.executable, "-c", CLI_RUN.format(code=str(CODE), tests=str(HERE), port=port,
+                                                                  pgids=str(pgids), dest=str(dest))],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Interrupt while it measures: the warm-up's raw output is in the staging folder, and
+        # the measured run (at least 1.5 s of waiting for quiet and of wrk) has begun.
+        deadline = time.monotonic() + 30
+        while not list((dest.parent / ".staging").glob("tiny-*/raw/test-ok/*.warmup.txt")):
+            assert cli.poll() is None, f"the run ended before it was interrupted: {cli.communicate()}"
+            assert time.monotonic() < deadline, "no warm-up within 30 s"
+            time.sleep(0.02)
+        assert recorded_pgids(pgids) and port_is_listening("127.0.0.1", port)
+        cli.send_signal(signal.SIGINT)
+        out, err = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:  # only if the test itself failed: leave nothing behind
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 130, err
+    assert "interrupted: servers stopped" in err
+    assert out == "left: [] listening: False\n"  # stopped by the command itself, not by its exit
+    [pgid] = recorded_pgids(pgids)
+    assert_gone(pgid, port)
+    after = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    assert after == before
+    [failed] = (dest.parent / ".staging").glob("tiny-*.failed")  # the partial run, kept aside
+    assert "KeyboardInterrupt" in (failed / "FAILED.txt").read_text()
 
 
 def test_generator_cores_come_from_the_taskset_list():
