@@ -37,14 +37,17 @@ $(STAMP): requirements.txt constraints.txt code/tools/install_kernels.py code/to
 kernels: $(STAMP)
 	$(VENV)/bin/python code/tools/install_kernels.py
 
-# After changing requirements.txt: install it without the old pins, then pin the environment again.
+# After changing requirements.txt: resolve it afresh in a scratch environment (so nothing
+# left over in .venv gets pinned), write its versions to constraints.txt, reinstall .venv.
 constraints:
-	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	{ sed -n '/^#/p' constraints.txt; \
-	  $(VENV)/bin/python -m pip freeze --all --exclude-editable --disable-pip-version-check | \
+	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin
+	.venv-pin/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	{ sed -n '/^#/p' constraints.txt 2>/dev/null || true; \
+	  .venv-pin/bin/python -m pip freeze --all --exclude-editable --disable-pip-version-check | \
 	  grep -v -e '^pip==' -e ' @ ' -e '^-e '; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
+	rm -rf .venv-pin
+	$(MAKE) setup
 
 code:
 	$(MAKE) -C code all

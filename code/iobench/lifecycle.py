@@ -26,6 +26,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -124,8 +125,16 @@ class ServerProcess:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.stop()
+            return
+        # Already failing (an error, Ctrl-C): stop all the same, but a process that will not
+        # die must not replace the exception on its way out (Ctrl-C still exits 130).
+        try:
+            self.stop()
+        except ServerError as stop_error:
+            print(f"warning: {stop_error}", file=sys.stderr)
 
     def start(self) -> None:
         opts = self.opts
