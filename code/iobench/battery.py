@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from .http import BODY, HttpError, read_response, request_bytes
+from .http import BODY, HttpError, HttpTimeout, parse_status_line, read_response, recv_into, request_bytes
 
 TIMEOUT = 5.0
 
@@ -117,20 +117,13 @@ def case_byte_by_byte(host, port):
 
 def _read_until_closed(sock: socket.socket, buf: bytearray, deadline: float) -> bool:
     """Append to ``buf`` until the peer closes (True) or the deadline passes (False)."""
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        sock.settimeout(remaining)
-        try:
-            chunk = sock.recv(65536)
-        except socket.timeout:
-            return False
-        except ConnectionError:
-            return True
-        if not chunk:
-            return True
-        buf.extend(chunk)
+    try:
+        while True:
+            recv_into(sock, buf, deadline)
+    except HttpTimeout:
+        return False
+    except HttpError:
+        return True
 
 
 def _without_status_line(s: socket.socket, buf: bytearray, deadline: float, what: str) -> str:
@@ -169,9 +162,9 @@ def _rejected_or_closed(s: socket.socket, what: str) -> str:
                 return f"{what}: connection closed"
             # a status line, then the connection closed before the response was complete
             status_line = bytes(buf).split(b"\r\n", 1)[0].decode("latin-1")
-            parts = status_line.split(" ", 2)
-            if len(parts) > 1 and parts[1].isdigit() and 400 <= int(parts[1]) < 500:
-                return f"{what}: {' '.join(parts[1:])}, cut short after {len(buf)} bytes by a close"
+            status = parse_status_line(status_line)
+            if status is not None and 400 <= status[1] < 500:
+                return f"{what}: {status[1]} {status[2]}".rstrip() + f", cut short after {len(buf)} bytes by a close"
             raise CaseFailed(f"{what}: {status_line!r}, cut short after {len(buf)} bytes by a close")
         raise CaseFailed(f"{what}: {exc}") from exc
     if 400 <= resp.status < 500:

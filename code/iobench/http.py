@@ -54,31 +54,45 @@ def request_bytes(path: str = "/", version: str = "HTTP/1.1", close: bool = Fals
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+class HttpTimeout(HttpError):
+    """No (complete) answer before the deadline."""
+
+
+def recv_into(sock: socket.socket, buf: bytearray, deadline: float) -> None:
+    """Append what arrives next to ``buf``; HttpTimeout at the deadline, HttpError when
+    the peer closes or resets the connection."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise HttpTimeout("timed out waiting for a response")
+    sock.settimeout(remaining)
+    try:
+        chunk = sock.recv(65536)
+    except socket.timeout as exc:
+        raise HttpTimeout("timed out waiting for a response") from exc
+    except ConnectionError as exc:
+        raise HttpError(f"connection error: {exc}") from exc
+    if not chunk:
+        raise HttpError("connection closed before a complete response")
+    buf.extend(chunk)
+
+
+def parse_status_line(line: str) -> tuple[str, int, str] | None:
+    """("HTTP/1.1", 200, "OK") from an HTTP/1.x status line, or None if it is not one."""
+    parts = line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        return None
+    return parts[0], int(parts[1]), parts[2] if len(parts) > 2 else ""
+
+
 def read_response(sock: socket.socket, buf: bytearray, deadline: float) -> Response:
     """Read one response from ``sock``; ``buf`` keeps bytes that belong to the next one."""
-
-    def fill() -> None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise HttpError("timed out waiting for a response")
-        sock.settimeout(remaining)
-        try:
-            chunk = sock.recv(65536)
-        except socket.timeout as exc:
-            raise HttpError("timed out waiting for a response") from exc
-        except ConnectionError as exc:
-            raise HttpError(f"connection error: {exc}") from exc
-        if not chunk:
-            raise HttpError("connection closed before a complete response")
-        buf.extend(chunk)
-
     while b"\r\n\r\n" not in buf:
-        fill()
+        recv_into(sock, buf, deadline)
     head_end = buf.index(b"\r\n\r\n") + 4
     head = bytes(buf[:head_end]).decode("latin-1")
     status_line, *header_lines = head[:-4].split("\r\n")
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+    status = parse_status_line(status_line)
+    if status is None:
         raise HttpError(f"not an HTTP/1.x status line: {status_line!r}")
     headers = {}
     for line in header_lines:
@@ -86,11 +100,11 @@ def read_response(sock: socket.socket, buf: bytearray, deadline: float) -> Respo
         headers[name.strip().lower()] = value.strip()
     length = int(headers.get("content-length", "0"))
     while len(buf) < head_end + length:
-        fill()
+        recv_into(sock, buf, deadline)
     raw = bytes(buf[:head_end + length])
     del buf[:head_end + length]
-    return Response(status=int(parts[1]), reason=parts[2] if len(parts) > 2 else "",
-                    version=parts[0], headers=headers, body=raw[head_end:], raw=raw)
+    version, code, reason = status
+    return Response(status=code, reason=reason, version=version, headers=headers, body=raw[head_end:], raw=raw)
 
 
 def get(host: str, port: int, path: str = "/", version: str = "HTTP/1.1",

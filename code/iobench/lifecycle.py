@@ -82,9 +82,14 @@ def process_group_states(pgid: int) -> dict[int, str]:
     return states
 
 
+def live_group_states(pgid: int) -> dict[int, str]:
+    """The live processes of the group with their states (zombies are already dead)."""
+    return {pid: state for pid, state in process_group_states(pgid).items() if state != "Z"}
+
+
 def process_group_pids(pgid: int) -> list[int]:
-    """Every live process of the group (zombies are already dead)."""
-    return [pid for pid, state in process_group_states(pgid).items() if state != "Z"]
+    """Every live process of the group."""
+    return list(live_group_states(pgid))
 
 
 def _child_setup() -> None:
@@ -126,14 +131,13 @@ class ServerProcess:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.stop()
-            return
-        # Already failing (an error, Ctrl-C): stop all the same, but a process that will not
-        # die must not replace the exception on its way out (Ctrl-C still exits 130).
         try:
             self.stop()
         except ServerError as stop_error:
+            if exc_type is None:
+                raise
+            # Already failing (an error, Ctrl-C): a process that will not die must not
+            # replace the exception on its way out (Ctrl-C still exits 130).
             print(f"warning: {stop_error}", file=sys.stderr)
 
     def start(self) -> None:
@@ -327,7 +331,7 @@ class ServerProcess:
         while True:
             proc.poll()  # reap the leader as soon as it exits
             # Signal only while the group has live members: an empty group's id may be reused.
-            alive = {pid: state for pid, state in process_group_states(pgid).items() if state != "Z"}
+            alive = live_group_states(pgid)
             if not alive:
                 break
             now = time.monotonic()
