@@ -25,6 +25,7 @@ book: setup code
 ## System packages (apt-get as root; otherwise the exact command is printed).
 system:
 	code/tools/install-system-deps
+	code/tools/check-toolchain
 
 ## Virtual environment with pinned packages and the three kernels.
 # requirements.txt names the packages; constraints.txt pins everything they pull in.

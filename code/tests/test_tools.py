@@ -307,6 +307,48 @@ def test_install_system_deps_leaves_the_jdk_to_find_jdk_when_apt_offers_none(apt
     assert f"{INSTALL} nginx'\n" in proc.stderr
 
 
+def test_debian_packages_include_what_apt_only_recommends():
+    # clang's runtime libraries (ASan, libFuzzer): clang only recommends them, and
+    # install-system-deps installs without recommends.
+    assert "libclang-rt-dev" in WANTED
+    assert "clang" in WANTED
+
+
+# --- check-toolchain ------------------------------------------------------------------------------
+
+def check_toolchain(tmp_path, clang_body=None):
+    env = {**os.environ}
+    if clang_body is not None:  # a clang that links nothing with a sanitizer, as without libclang-rt
+        stub = tmp_path / "clang"
+        stub.write_text("#!/bin/sh\n" + clang_body)
+        stub.chmod(0o755)
+        env["CLANG"] = str(stub)
+    return subprocess.run([str(TOOLS / "check-toolchain")], env=env, capture_output=True, text=True)
+
+
+def test_check_toolchain_builds_and_runs_asan_and_libfuzzer_programs(tmp_path):
+    proc = check_toolchain(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "toolchain: ASan and libFuzzer programs build and run\n"
+
+
+def test_check_toolchain_names_the_missing_package(tmp_path):
+    # What clang 14 prints without libclang-rt-14-dev.
+    proc = check_toolchain(tmp_path, clang_body="""
+echo "/usr/bin/ld: cannot find /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a: No such file or directory" >&2
+echo "clang: error: linker command failed with exit code 1 (use -v to see invocation)" >&2
+exit 1
+""")
+    assert proc.returncode == 1
+    assert "error: cannot build a libFuzzer target with" in proc.stderr
+    assert "error: cannot build an ASan program with" in proc.stderr
+    assert "libclang_rt.fuzzer-x86_64.a" in proc.stderr
+    assert "apt-get install libclang-rt-dev" in proc.stderr
+    proc = check_toolchain(tmp_path, clang_body="exit 0\n")  # "links" but leaves no program
+    assert proc.returncode == 1
+    assert "builds but does not run" in proc.stderr
+
+
 def test_install_system_deps_skips_a_jdk_already_installed(apt, no_jdk):
     # Installed but rejected by find-jdk (say, a broken home): installing it again would not help.
     proc = apt.run(no_jdk, [*WANTED, "openjdk-25-jdk-headless"],
