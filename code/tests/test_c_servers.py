@@ -159,6 +159,13 @@ def test_setup_errors_exit_1_and_name_the_call(server_id, built):
     assert bad.returncode == 1 and "--work-ms wants a number" in bad.stderr
 
 
+def test_c_unit_tests():
+    """code/c/tests: the event loops' deadline list (common/timers.c), under ASan and UBSan."""
+    run = subprocess.run(["make", "-s", "-C", str(CODE / "c"), "check"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "test_timers: all checks passed" in run.stdout
+
+
 def test_fuzz_request_parser(tmp_path):
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "fuzz"], check=True)
     corpus = tmp_path / "corpus"  # libFuzzer adds what it finds to its first corpus folder

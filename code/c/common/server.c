@@ -175,34 +175,64 @@ ssize_t write_all(int fd, const void *buf, size_t n)
     return (ssize_t)n;
 }
 
+void set_nodelay(int fd)
+{
+    int one = 1; /* best effort: a socket that refuses it is still served, only slower */
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Write out what is batched; 0, or -1 on error. */
+static int flush(int fd, char *out, size_t *out_len)
+{
+    if (*out_len > 0 && write_all(fd, out, *out_len) < 0)
+        return -1;
+    *out_len = 0;
+    return 0;
+}
+
+// BEGIN serve-connection
 void serve_connection(int fd, const struct options *opts)
 {
-    char buf[HTTP_MAX_REQUEST];
-    size_t len = 0;
+    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
+    size_t len = 0, out_len = 0;
     struct timeval idle = {.tv_sec = opts->idle_timeout_s};
     /* A silent client must not hold a blocking server forever (nor a thread). */
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) != 0) {
         close(fd);
         return;
     }
+    set_nodelay(fd);
     for (;;) {
         struct http_request req;
         enum http_status st;
+        /* Answer every complete request already read, in one write: pipelined requests
+         * get their responses together, not one small segment each. */
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
+            if (opts->work_ms > 0 && flush(fd, out, &out_len) < 0)
+                goto done; /* what is done goes out before the next request's work */
             do_work(opts);
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
-            if (write_all(fd, resp, n) < 0 || !req.keep_alive)
+            if (out_len + n > sizeof out && flush(fd, out, &out_len) < 0)
                 goto done;
+            memcpy(out + out_len, resp, n);
+            out_len += n;
             len -= req.length;
             memmove(buf, buf + req.length, len);
+            if (!req.keep_alive) {
+                (void)flush(fd, out, &out_len);
+                goto done;
+            }
         }
         if (st != HTTP_INCOMPLETE) {
             size_t n;
             const char *resp = http_error_response(st, &n);
-            (void)write_all(fd, resp, n);
+            if (flush(fd, out, &out_len) == 0)
+                (void)write_all(fd, resp, n);
             goto done;
         }
+        if (flush(fd, out, &out_len) < 0)
+            goto done;
         ssize_t r = read(fd, buf + len, sizeof buf - len);
         if (r < 0 && errno == EINTR && !stop_requested)
             continue;
@@ -213,3 +243,4 @@ void serve_connection(int fd, const struct options *opts)
 done:
     close(fd);
 }
+// END serve-connection

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "../common/http.h"
 #include "../common/server.h"
+#include "../common/timers.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +22,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -32,8 +32,7 @@ struct coro {
     ucontext_t ctx;
     int fd;
     int done;
-    double wake_ms;          /* > 0: sleeping until then */
-    struct coro *next_sleeper;
+    struct timer wake;       /* pending while sleeping */
     struct coro *prev, *next; /* every live coroutine, so shutdown can free them */
     char stack[STACK_SIZE];
 };
@@ -41,16 +40,9 @@ struct coro {
 static struct options opts;
 static ucontext_t scheduler;
 static struct coro *current;
-static struct coro *sleepers;
+static struct timers sleepers;
 static struct coro *live;
 static int epfd;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 // BEGIN co-wait
 /* Park the current coroutine until fd is ready for `events`; back to the scheduler. */
@@ -64,9 +56,7 @@ static void co_wait(int events)
 
 static void co_sleep(double ms)
 {
-    current->wake_ms = now_ms() + ms;
-    current->next_sleeper = sleepers;
-    sleepers = current;
+    timers_add(&sleepers, &current->wake, clock_ms() + ms);
     swapcontext(&current->ctx, &scheduler);
 }
 
@@ -98,19 +88,30 @@ static int co_write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
+static int co_flush(int fd, char *out, size_t *out_len)
+{
+    int r = *out_len > 0 ? co_write_all(fd, out, *out_len) : 0;
+    *out_len = 0;
+    return r;
+}
+
 // BEGIN serve
-/* The connection's whole life, written as if every call blocked. */
+/* The connection's whole life, written as if every call blocked. Responses to every
+ * complete request already read go out in one write (after each one's work, if any). */
 static void serve(void)
 {
     int fd = current->fd;
-    char buf[HTTP_MAX_REQUEST];
-    size_t len = 0;
+    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
+    size_t len = 0, out_len = 0;
     for (;;) {
         struct http_request req;
         enum http_status st;
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
-            if (opts.work_ms > 0)
+            if (opts.work_ms > 0) {
+                if (co_flush(fd, out, &out_len) != 0)
+                    goto done;
                 co_sleep(opts.work_ms); /* other connections run meanwhile */
+            }
             if (opts.spin_us > 0) {
                 struct options spin = opts;
                 spin.work_ms = 0;
@@ -118,11 +119,19 @@ static void serve(void)
             }
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
-            if (co_write_all(fd, resp, n) != 0 || !req.keep_alive)
+            if (out_len + n > sizeof out && co_flush(fd, out, &out_len) != 0)
                 goto done;
+            memcpy(out + out_len, resp, n);
+            out_len += n;
             len -= req.length;
             memmove(buf, buf + req.length, len);
+            if (!req.keep_alive) {
+                (void)co_flush(fd, out, &out_len);
+                goto done;
+            }
         }
+        if (co_flush(fd, out, &out_len) != 0)
+            goto done;
         if (st != HTTP_INCOMPLETE) {
             size_t n;
             const char *resp = http_error_response(st, &n);
@@ -170,6 +179,7 @@ static void spawn(int fd)
         close(fd);
         return;
     }
+    set_nodelay(fd);
     c->fd = fd;
     c->next = live;
     if (live)
@@ -184,38 +194,20 @@ static void spawn(int fd)
     resume(c);
 }
 
-/* Wake every sleeper whose time has come; return ms until the next one (-1: none).
- * A woken coroutine may go back to sleep at once, so the next deadline is computed
- * only after every due one has run. */
+/* Wake every sleeper whose time has come; return how long the scheduler may wait.
+ * A woken coroutine may go back to sleep at once, so the wait is computed only after
+ * every due one has run, and a deadline that passes meanwhile means "don't wait". */
 static int wake_sleepers(void)
 {
-    for (;;) {
-        double now = now_ms();
-        struct coro *ready = NULL;
-        for (struct coro **p = &sleepers; *p;) {
-            struct coro *c = *p;
-            if (c->wake_ms <= now) {
-                *p = c->next_sleeper;
-                c->next_sleeper = ready;
-                ready = c;
-            } else {
-                p = &c->next_sleeper;
-            }
-        }
-        if (ready == NULL)
-            break;
-        while (ready) {
-            struct coro *c = ready;
-            ready = c->next_sleeper;
-            c->wake_ms = 0;
+    struct timer *due;
+    while ((due = timers_take_due(&sleepers, clock_ms())) != NULL) {
+        while (due) {
+            struct coro *c = timer_owner(due, struct coro, wake);
+            due = due->next; /* before resume(), which may put c to sleep again or free it */
             resume(c);
         }
     }
-    double now = now_ms(), next = -1;
-    for (struct coro *c = sleepers; c; c = c->next_sleeper)
-        if (next < 0 || c->wake_ms - now < next)
-            next = c->wake_ms - now;
-    return next < 0 ? -1 : (int)next + 1;
+    return timers_wait_ms(&sleepers, clock_ms());
 }
 
 int main(int argc, char **argv)
@@ -249,7 +241,7 @@ int main(int argc, char **argv)
         }
     }
     // END scheduler
-    sleepers = NULL;
+    sleepers.pending = NULL;
     while (live) /* coroutines parked mid-connection: drop them and their sockets */
         destroy(live);
     close(lfd);

@@ -16,6 +16,7 @@
 #include "../common/http.h"
 #include "../common/reactor.h"
 #include "../common/server.h"
+#include "../common/timers.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +27,6 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define OUT_SIZE 4096
@@ -40,8 +40,7 @@ struct conn {
     int mask;              /* what the reactor watches for now (changed only when needed) */
     int working;           /* a request waits for its simulated work to finish */
     int keep_alive;        /* of the request that is working */
-    double wake_ms;        /* when its work is done */
-    struct conn *next_timer;
+    struct timer work_done; /* pending while working */
     char in[HTTP_MAX_REQUEST];
     char out[OUT_SIZE];
 };
@@ -50,31 +49,19 @@ struct loop {
     struct reactor *r;
     int lfd, setsize;
     struct conn **conns;   /* by fd */
-    struct conn *timers;   /* connections whose work is pending (unsorted: few at a time) */
+    struct timers timers;  /* connections whose work is pending */
 };
 
 static struct options opts;
 static struct loop **loops; /* every loop, reachable until exit */
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static void close_conn(struct loop *l, struct conn *c)
 {
     reactor_del(l->r, c->fd);
     close(c->fd);
     l->conns[c->fd] = NULL;
-    if (c->working) { /* unlink from the timer list */
-        for (struct conn **p = &l->timers; *p; p = &(*p)->next_timer)
-            if (*p == c) {
-                *p = c->next_timer;
-                break;
-            }
-    }
+    if (c->working)
+        timers_remove(&l->timers, &c->work_done);
     free(c);
 }
 
@@ -103,9 +90,7 @@ static void process(struct loop *l, struct conn *c)
         if (opts.work_ms > 0) { /* answer later, from the timer */
             c->working = 1;
             c->keep_alive = req.keep_alive;
-            c->wake_ms = now_ms() + opts.work_ms;
-            c->next_timer = l->timers;
-            l->timers = c;
+            timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
             return;
         }
         do_work(&opts); /* --spin-us only: CPU work runs on the loop */
@@ -201,6 +186,7 @@ static void accept_all(struct loop *l)
             close(fd);
             continue;
         }
+        set_nodelay(fd);
         c->fd = fd;
         c->mask = R_READABLE;
         l->conns[fd] = c;
@@ -208,29 +194,16 @@ static void accept_all(struct loop *l)
     }
 }
 
-/* Finish the work of every connection whose timer expired; return ms to the next one.
- * Answering may start new work (a pipelined request), so the next deadline is computed
- * only after every due timer has run. */
+/* Finish the work of every connection whose timer expired; return how long the loop may
+ * wait. Answering may start new work (a pipelined request), so the wait is computed only
+ * after every due timer has run, and a deadline that passes meanwhile means "don't wait". */
 static int run_timers(struct loop *l)
 {
-    for (;;) {
-        double now = now_ms();
-        struct conn *due = NULL;
-        for (struct conn **p = &l->timers; *p;) {
-            struct conn *c = *p;
-            if (c->wake_ms <= now) {
-                *p = c->next_timer;
-                c->next_timer = due;
-                due = c;
-            } else {
-                p = &c->next_timer;
-            }
-        }
-        if (due == NULL)
-            break;
+    struct timer *due;
+    while ((due = timers_take_due(&l->timers, clock_ms())) != NULL) {
         while (due) {
-            struct conn *c = due;
-            due = c->next_timer;
+            struct conn *c = timer_owner(due, struct conn, work_done);
+            due = due->next; /* before handle(), which may add c again or free it */
             c->working = 0;
             size_t n;
             const char *resp = http_response(c->keep_alive, &n);
@@ -239,11 +212,7 @@ static int run_timers(struct loop *l)
             handle(l, c);
         }
     }
-    double now = now_ms(), next = -1;
-    for (struct conn *c = l->timers; c; c = c->next_timer)
-        if (next < 0 || c->wake_ms - now < next)
-            next = c->wake_ms - now;
-    return next < 0 ? -1 : (int)next + 1;
+    return timers_wait_ms(&l->timers, clock_ms());
 }
 
 // BEGIN event-loop

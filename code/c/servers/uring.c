@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #define RING_ENTRIES 4096
+#define OUT_SIZE 4096
 
 enum op { OP_ACCEPT, OP_RECV, OP_SEND, OP_WORK };
 
@@ -30,12 +31,13 @@ struct conn {
     int fd;
     enum op op;          /* the one operation in flight for this connection */
     size_t in_len;
-    const char *out;     /* response being sent (static bytes) */
     size_t out_len, out_off;
     int close_after;
+    int keep_alive;      /* of the request that is working */
     struct __kernel_timespec work;
     struct conn *prev, *next; /* every open connection, so shutdown can free them */
     char in[HTTP_MAX_REQUEST];
+    char out[OUT_SIZE];  /* responses being sent: every complete request's, one send */
 };
 
 static struct io_uring ring;
@@ -91,37 +93,49 @@ static void finish(struct conn *c)
     free(c);
 }
 
-/* Parse the next request in the input and queue what it needs: work, a send, or more input. */
+static void append(struct conn *c, const char *bytes, size_t n)
+{
+    memcpy(c->out + c->out_len, bytes, n);
+    c->out_len += n;
+}
+
+/* Answer the complete requests in the input (as many as fit, with one send), or queue
+ * what the next one needs: its work, or more input. */
 static void next_step(struct conn *c)
 {
     struct http_request req;
-    enum http_status st = http_parse(c->in, c->in_len, &req);
-    if (st == HTTP_INCOMPLETE) {
-        queue_recv(c);
-        return;
-    }
-    if (st != HTTP_OK) {
-        c->out = http_error_response(st, &c->out_len);
-        c->close_after = 1;
-    } else {
+    enum http_status st;
+    c->out_len = c->out_off = 0;
+    while (!c->close_after && c->out_len + 256 <= OUT_SIZE &&
+           (st = http_parse(c->in, c->in_len, &req)) != HTTP_INCOMPLETE) {
+        size_t n;
+        if (st != HTTP_OK) {
+            const char *resp = http_error_response(st, &n);
+            append(c, resp, n);
+            c->close_after = 1;
+            break;
+        }
         c->in_len -= req.length;
         memmove(c->in, c->in + req.length, c->in_len);
-        c->out = http_response(req.keep_alive, &c->out_len);
-        c->close_after = !req.keep_alive;
         if (opts.work_ms > 0) { /* a timeout completion stands for the work */
             struct io_uring_sqe *sqe = get_sqe();
             c->op = OP_WORK;
+            c->keep_alive = req.keep_alive;
             c->work.tv_sec = (long long)(opts.work_ms / 1000);
             c->work.tv_nsec = (long long)((opts.work_ms - 1000.0 * (double)c->work.tv_sec) * 1e6);
             io_uring_prep_timeout(sqe, &c->work, 0, 0);
             io_uring_sqe_set_data(sqe, c);
-            c->out_off = 0;
             return;
         }
         do_work(&opts);
+        const char *resp = http_response(req.keep_alive, &n);
+        append(c, resp, n);
+        c->close_after = !req.keep_alive;
     }
-    c->out_off = 0;
-    queue_send(c);
+    if (c->out_len > 0)
+        queue_send(c);
+    else
+        queue_recv(c);
 }
 
 // BEGIN completion
@@ -142,6 +156,7 @@ static void on_completion(int lfd, struct conn *c, int res)
             close(res);
             return;
         }
+        set_nodelay(res);
         n->fd = res;
         n->next = open_conns;
         if (open_conns)
@@ -157,9 +172,14 @@ static void on_completion(int lfd, struct conn *c, int res)
         c->in_len += (size_t)res;
         next_step(c);
         return;
-    case OP_WORK: /* res is -ETIME: the timeout fired, the work is done */
+    case OP_WORK: { /* res is -ETIME: the timeout fired, the work is done */
+        size_t n;
+        const char *resp = http_response(c->keep_alive, &n);
+        append(c, resp, n);
+        c->close_after = !c->keep_alive;
         queue_send(c);
         return;
+    }
     case OP_SEND:
         if (res < 0) {
             finish(c);
