@@ -9,7 +9,7 @@ Modules, one concern each:
     manifest    one id per server: how to build and start it, its model and language
     lifecycle   start, wait for READY, verify, stop (always), leave nothing behind
     drivers     load generators (wrk, ab) as argument lists plus pure output parsers
-    sampler     /proc sampling of CPU, RSS, threads and context switches
+    sampler     /proc sampling of CPU, RSS, PSS, threads and context switches; who was served (ss)
     results     tidy CSV rows, atomic writes, datasets that refuse to be overwritten
     metadata    versions, machine, pinning, date and commit of a run
     profiles    replay / smoke / full
@@ -18,5 +18,6 @@ Modules, one concern each:
     plots       the standard plots, with machine and date in every caption
 """
 
-SCHEMA_VERSION = 5  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
-                    # 4: resets sent, and closes with unread data; 5: meta.json load_commands
+SCHEMA_VERSION = 6  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
+                    # 4: resets sent, and closes with unread data; 5: meta.json load_commands;
+                    # 6: pipeline, pss_kib, conns_served and requests per connection, unserved, outlier

@@ -26,7 +26,7 @@ from .lifecycle import ServerProcess, Unsupported
 from .manifest import ROOT, ServerOptions
 from .plans import Plan, Point
 from .profiles import PROFILES, Profile
-from .results import DatasetWriter
+from .results import OUTLIER_FRACTION, DatasetWriter
 
 GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
 NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
@@ -102,13 +102,31 @@ def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.
         requests = max(point.connections, min(requests, 1000))
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
                             duration_s=duration_s, requests=requests, rate=point.rate,
-                            timeout_s=point.timeout_s, threads=point.threads)
+                            timeout_s=point.timeout_s, threads=point.threads, pipeline=point.pipeline)
 
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
     envs = " ".join(f"{k}={v}" for k, v in env.items())
     return (f"# command: {envs + ' ' if envs else ''}{' '.join(argv)}\n# started: {started}\n"
             f"# exit: {code}\n{output}")
+
+
+def served_columns(point: Point, result: drivers.LoadResult, received: dict[int, int], samples: int) -> dict:
+    """Who was served, from the kernel's bytes per connection (sampler.ConnSampler).
+
+    Keep-alive runs only: there a connection lives the whole run, and one that never got
+    an answer (queued behind a busy one in a sequential server, or in a full pool's
+    backlog) is starved, however good the numbers of the others look. Without keep-alive
+    a connection carries one request; a request left unanswered shows in the latency and
+    the count of completed requests instead, so these columns stay empty."""
+    if not point.keepalive or samples == 0:
+        return {"conns_served": None, "conn_min_requests": None, "conn_median_requests": None,
+                "conn_max_requests": None, "unserved": False}
+    per_response = result.bytes / result.requests if result.requests and result.bytes else 0.0
+    st = sampler.ConnStats.from_bytes(received, per_response, samples)
+    return {"conns_served": st.conns_served, "conn_min_requests": st.conn_min_requests,
+            "conn_median_requests": st.conn_median_requests, "conn_max_requests": st.conn_max_requests,
+            "unserved": st.conns_served < point.connections}
 
 
 def _now() -> str:
@@ -193,6 +211,9 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
                                               commands)
                                 progress(f"[{done}/{total}] {server.id:20s} {point.label():28s} rep {repeat}: "
                                          + (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  "
+                                            + (f"served {row['conns_served']}/{point.connections}  "
+                                               if row["conns_served"] is not None else "")
+                                            + 
                                             f"srv {row['server_cpu_us_per_req']:.1f} µs/req  "
                                             f"wrk/ab cpu {row['client_cpu_pct']:.0f}%"
                                             + ("  GENERATOR-BOUND" if row["generator_bound"] else "")
@@ -218,6 +239,14 @@ def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite
                 passed = sum(v["passed"] for v in verdicts[server.id])
                 progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
             writer.write_json("battery.json", verdicts)
+        for row in writer.flag_outliers():
+            progress(f"outlier: {row['server']} {row['tool']} {row['mode']} c={row['connections']} "
+                     f"w={row['work_ms']:g} p={row['pipeline']} repeat {row['repeat']}: {row['rps']:,.0f} req/s, "
+                     f"more than {100 * OUTLIER_FRACTION:.0f}% from its point's median ({row['raw_file']})")
+        unserved = sorted({(r["server"], r["connections"], r["work_ms"], r["pipeline"])
+                           for r in writer.rows if r.get("unserved")})
+        for server_id, c, w, p in unserved:
+            progress(f"unserved: {server_id} at c={c} w={w:g} p={p}: some connections never got an answer")
         meta.update(finished_at=_now(), unsupported=unsupported, stops=stops, load_commands=commands)
         writer.write_json("meta.json", meta)
         return writer.commit()
@@ -234,7 +263,8 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     server = srv.server
     base = ["taskset", "-c", client_cpus] if client_cpus else []
     n = f"-n{point.requests}" if point.requests else ""
-    b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "")
+    b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
+        + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
 
     # Warm-up: the same load, shorter; its output is kept too, but never measured.
@@ -250,7 +280,9 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
     started = _now()
     tcp0 = sampler.tcp_counters()
     sampling = sampler.GroupSampler(srv.pid, cpu_group=srv.cpu_group).start()
+    conns = sampler.ConnSampler(srv.port, cpus=client_cpus).start()
     output, code, client_cpu, wall = run_load(argv, driver.env(spec), profile.duration_s * 4 + 120)
+    received = conns.stop()
     usage = sampling.stop()
     tcp = {k: v - tcp0.get(k, 0) for k, v in sampler.tcp_counters().items()}
     raw_file = writer.write_raw(stem + ".txt", raw_text(argv, driver.env(spec), output, code, started))
@@ -259,20 +291,23 @@ def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Pr
         commands.append({"raw_file": raw_file, "env": driver.env(spec), "argv": metadata.portable(argv)})
 
     client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
+    served = served_columns(point, result, received, conns.samples)
     foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
     row = {
         "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
         "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
-        "requested": point.requests, "backlog": point.backlog,
+        "requested": point.requests, "backlog": point.backlog, "pipeline": point.pipeline,
         **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
         "ok": result.ok, "failure": result.failure,
         "server_cpu_s": usage.cpu_s,
         "server_cpu_us_per_req": (1e6 * usage.cpu_s / result.requests) if result.requests else None,
         "server_cpu_pct": 100.0 * usage.cpu_s / usage.wall_s if usage.wall_s else None,
-        "server_rss_kib_max": usage.rss_kib_max, "server_threads_max": usage.threads_max,
+        "server_rss_kib_max": usage.rss_kib_max, "pss_kib": usage.pss_kib_max,
+        "server_threads_max": usage.threads_max,
         "server_procs_max": usage.procs_max, "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * min(spec.threads, cpu_count(client_cpus)),
         "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
+        **served, "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
         "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
         "tcp_abort_on_close": tcp.get("TCPAbortOnClose"),

@@ -15,7 +15,7 @@ import pandas as pd
 from . import plans
 from .profiles import DATA, current
 
-KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog"]
+KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline"]
 
 
 @dataclass
@@ -60,7 +60,10 @@ class Dataset:
                 f"{self.meta['versions']['ab'].removeprefix('This is ')}; {self.meta['versions']['nginx']}.")
 
     def summary(self) -> pd.DataFrame:
-        """Median and min-max over repeats of each point (failed runs excluded)."""
+        """Median and min-max over repeats of each point (failed runs excluded).
+        unserved: in some repeat, a connection never got an answer (conns_served, its
+        fewest over the repeats, says how many did); outliers: repeats more than 20 %
+        from the point's median rps (results.flag_outliers), to be explained."""
         ok = self.df[self.df["ok"]]
         agg = ok.groupby(KEYS, sort=False).agg(
             repeats=("repeat", "count"),
@@ -71,9 +74,13 @@ class Dataset:
             cpu_us_per_req_min=("server_cpu_us_per_req", "min"),
             cpu_us_per_req_max=("server_cpu_us_per_req", "max"),
             rss_mib=("server_rss_kib_max", lambda s: s.max() / 1024),
+            pss_mib=("pss_kib", lambda s: s.max() / 1024),
             threads=("server_threads_max", "max"),
             errors=("errors", "sum"), client_cpu_pct=("client_cpu_pct", "median"),
             generator_bound=("generator_bound", "any"), noisy=("noisy", "any"),
+            conns_served=("conns_served", "min"), conn_min_requests=("conn_min_requests", "min"),
+            conn_max_requests=("conn_max_requests", "max"),
+            unserved=("unserved", "any"), outliers=("outlier", "sum"),
         ).reset_index()
         return agg
 
@@ -99,7 +106,15 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
     for col in ("requested", "backlog"):  # columns newer than schema 3: 0 means "not set"
         if col not in df.columns:
             df[col] = 0
-    for col in ("ok", "generator_bound", "noisy"):
+    if "pipeline" not in df.columns:  # older than schema 6: no pipelining
+        df["pipeline"] = 1
+    for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests"):
+        if col not in df.columns:  # older than schema 6: not measured
+            df[col] = float("nan")
+    for col in ("unserved", "outlier"):
+        if col not in df.columns:
+            df[col] = False
+    for col in ("ok", "generator_bound", "noisy", "unserved", "outlier"):
         df[col] = df[col].astype(str).str.lower().eq("true")
     meta = json.loads((path / "meta.json").read_text())
     battery = json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}

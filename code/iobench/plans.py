@@ -15,6 +15,7 @@ class Point:
     backlog: int = 0   # the server's listen backlog (0: its default), for servers that take it
     timeout_s: float = 5.0  # the load generator's per-request timeout
     threads: int = 1   # wrk: threads (the book pins wrk to one core, so 1 unless reproducing a source)
+    pipeline: int = 1  # wrk: requests per write (16: TechEmpower's plaintext load, server-bound on 2 cores)
 
     @property
     def mode(self) -> str:
@@ -26,7 +27,8 @@ class Point:
         rate = f" rate={self.rate:g}/s" if self.rate else ""
         backlog = f" backlog={self.backlog}" if self.backlog else ""
         threads = f" t={self.threads}" if self.threads != 1 else ""
-        return f"{self.tool} {self.mode} c={self.connections}{threads}{n}{rate}{work}{backlog}"
+        pipeline = f" p={self.pipeline}" if self.pipeline != 1 else ""
+        return f"{self.tool} {self.mode} c={self.connections}{threads}{pipeline}{n}{rate}{work}{backlog}"
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,21 @@ def _sweep(tool: str, keepalive: bool, levels: tuple[int, ...]) -> tuple[Point, 
     return tuple(Point(tool, c, keepalive) for c in levels)
 
 
+# 16 requests per write, as TechEmpower's plaintext test: with one request per round trip, wrk on
+# one core is the bottleneck for every fast server; pipelined, the server is, so this point
+# measures a server's capacity. It also catches servers that stall on pipelined requests.
+PIPELINED = Point("wrk", 40, True, pipeline=16)
+
 BASELINES = Plan(
     dataset="baselines",
-    description="nginx (one worker) and python's http.server on hello-world: the anchors of every chapter",
+    description="nginx (one worker) and python's http.server on hello-world: the anchors of every "
+                "chapter (and 16 pipelined requests per write at 40 connections)",
     servers=("nginx", "python-http-server"),
     points=(_sweep("wrk", True, (1, 10, 40, 100, 400, 1000))
             + _sweep("wrk", False, (1, 10, 40, 100, 400))
-            + (Point("ab", 40, True), Point("ab", 40, False))),
+            + (Point("ab", 40, True), Point("ab", 40, False), PIPELINED)),
     smoke_points=(Point("wrk", 1, True), Point("wrk", 40, True), Point("wrk", 40, False),
-                  Point("ab", 40, True), Point("ab", 40, False)),
+                  Point("ab", 40, True), Point("ab", 40, False), PIPELINED),
 )
 
 C_IDS = ("c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool", "c-coroutine",
@@ -69,10 +77,10 @@ C_IDS = ("c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool", "c-c
 C_SERVERS = Plan(
     dataset="c-servers",
     description="every C server and nginx, keep-alive: hello-world at 1, 40 and 1000 connections, "
-                "and 20 ms of simulated work at 40 connections",
+                "20 ms of simulated work at 40 connections, and 16 pipelined requests per write at 40",
     servers=("nginx",) + C_IDS,
-    points=(_sweep("wrk", True, (1, 40, 1000)) + (Point("wrk", 40, True, work_ms=20.0),)),
-    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0)),
+    points=(_sweep("wrk", True, (1, 40, 1000)) + (Point("wrk", 40, True, work_ms=20.0), PIPELINED)),
+    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0), PIPELINED),
     battery=True,
 )
 
@@ -136,10 +144,11 @@ JAVA_IDS = ("java-blocking", "java-thread", "java-threadpool", "java-nio", "java
 JAVA_SERVERS = Plan(
     dataset="java-servers",
     description="every corrected Java server and nginx, keep-alive: hello-world at 40 and 1000 "
-                "connections, and 20 ms of simulated blocking work at 40 connections",
+                "connections, 20 ms of simulated blocking work at 40 connections, and 16 pipelined "
+                "requests per write at 40",
     servers=("nginx",) + JAVA_IDS,
-    points=(Point("wrk", 40, True), Point("wrk", 1000, True), Point("wrk", 40, True, work_ms=20.0)),
-    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0)),
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), Point("wrk", 40, True, work_ms=20.0), PIPELINED),
+    smoke_points=(Point("wrk", 40, True), Point("wrk", 40, True, work_ms=20.0), PIPELINED),
 )
 
 # Source write-up 000, reproduced: its three servers as published and their corrected

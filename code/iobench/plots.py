@@ -3,7 +3,9 @@
 Medians are drawn with min-max bars over the repeats. In every plot, a point where
 the load generator saturated its core is drawn hollow, and the legend and the caption
 say that hollow means "generator-bound": there, the number measures wrk or ab as much
-as the server.
+as the server. A point where some connection never got an answer (unserved: wrk
+counts only what completes, so its numbers describe the connections that were served)
+is crossed out, and the legend and caption say so.
 """
 from __future__ import annotations
 
@@ -16,116 +18,145 @@ plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "sa
                      "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
 
 
-def _series(ds: Dataset, tool: str, mode: str, work_ms: float):
+def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):
     s = ds.summary()
-    s = s[(s["tool"] == tool) & (s["mode"] == mode) & (s["work_ms"] == work_ms)]
+    s = s[(s["tool"] == tool) & (s["mode"] == mode) & (s["work_ms"] == work_ms) & (s["pipeline"] == pipeline)]
     for server, g in s.groupby("server", sort=False):
         yield server, g.sort_values("connections")
 
 
-def _hollow(ax, x, y, bound, color, marker="o") -> bool:
-    """Draw the generator-bound points of a series hollow, over its filled markers."""
-    hollow = bound.values
+class Notes:
+    """Which markings a figure used, so its legend and caption explain exactly those."""
+
+    def __init__(self):
+        self.bound = False
+        self.unserved = False
+
+    def __ior__(self, other: "Notes") -> "Notes":
+        self.bound |= other.bound
+        self.unserved |= other.unserved
+        return self
+
+
+def _hollow(ax, x, y, g, color, marker="o") -> Notes:
+    """Draw the generator-bound points of a series hollow, and cross out the unserved ones,
+    over its filled markers."""
+    notes = Notes()
+    hollow = g["generator_bound"].values
     if hollow.any():
         ax.scatter(x[hollow], y[hollow], s=90, marker=marker, facecolors="white", edgecolors=color,
                    zorder=3, linewidths=1.5)
-    return bool(hollow.any())
+        notes.bound = True
+    crossed = g["unserved"].values
+    if crossed.any():
+        ax.scatter(x[crossed], y[crossed], s=160, marker="x", color=color, zorder=4, linewidths=2)
+        notes.unserved = True
+    return notes
 
 
-def _draw(ax, x, y, lo, hi, bound, label, marker="o"):
+def _draw(ax, x, y, lo, hi, g, label, marker="o") -> Notes:
     line = ax.errorbar(x, y, yerr=[y - lo, hi - y], marker=marker, capsize=3, label=label)
-    color = line[0].get_color()
-    _hollow(ax, x, y, bound, color, marker)
-    return color
+    return _hollow(ax, x, y, g, line[0].get_color(), marker)
 
 
-def _legend(ax, note_bound: bool):
+def _legend(ax, notes: Notes):
     handles, labels = ax.get_legend_handles_labels()
-    if note_bound:  # one grey hollow marker says what hollow means, for every series
+    if notes.bound:  # one grey hollow marker says what hollow means, for every series
         handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
                               markeredgecolor="grey", markeredgewidth=1.5))
         labels.append("hollow: generator-bound")
+    if notes.unserved:
+        handles.append(Line2D([], [], marker="x", linestyle="", markersize=11, color="grey", markeredgewidth=2))
+        labels.append("crossed: connections never served")
     ax.legend(handles, labels, fontsize="small")
 
 
-def _caption(fig, ds: Dataset, note_bound: bool):
+def _caption(fig, ds: Dataset, notes: Notes):
     caption = ds.caption()
-    if note_bound:
+    if notes.bound:
         caption += "\nHollow markers: the load generator was saturated (generator-bound)."
+    if notes.unserved:
+        caption += ("\nCrossed markers: some connections never got an answer; the numbers describe "
+                    "only those that did.")
     fig.text(0.01, -0.02, caption, fontsize=7, va="top", wrap=True)
 
 
-def _finish(fig, ax, ds: Dataset, title: str, note_bound: bool):
+def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
     ax.set_title(title)
-    _legend(ax, note_bound)
-    _caption(fig, ds, note_bound)
+    _legend(ax, notes)
+    _caption(fig, ds, notes)
     fig.tight_layout()
     return fig
 
 
-def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True):
+def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True,
+               pipeline: int = 1):
     fig, ax = plt.subplots(figsize=(7, 4))
-    bound_any = False
-    for server, g in _series(ds, tool, mode, work_ms):
-        _draw(ax, g["connections"], g["rps"], g["rps_min"], g["rps_max"], g["generator_bound"], server)
-        bound_any |= g["generator_bound"].any()
+    notes = Notes()
+    for server, g in _series(ds, tool, mode, work_ms, pipeline):
+        notes |= _draw(ax, g["connections"], g["rps"], g["rps_min"], g["rps_max"], g, server)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("concurrent connections")
     ax.set_ylabel("requests per second")
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, ds, f"Throughput, {tool} {mode}" + (f", {work_ms:g} ms work" if work_ms else ""), bound_any)
+    title = (f"Throughput, {tool} {mode}" + (f", {pipeline} pipelined" if pipeline != 1 else "")
+             + (f", {work_ms:g} ms work" if work_ms else ""))
+    return _finish(fig, ax, ds, title, notes)
 
 
 def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
     fig, ax = plt.subplots(figsize=(7, 4))
-    bound_any = False
+    notes = Notes()
     for server, g in _series(ds, tool, mode, work_ms):
-        x, bound = g["connections"], g["generator_bound"]
+        x = g["connections"]
         line = ax.plot(x, g["p50_ms"], marker="o", label=f"{server} p50")
         color = line[0].get_color()
         ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
                     marker="^", linestyle="--", color=color, capsize=3, label=f"{server} p99")
-        bound_any |= _hollow(ax, x, g["p50_ms"], bound, color, "o")
-        _hollow(ax, x, g["p99_ms"], bound, color, "^")
+        notes |= _hollow(ax, x, g["p50_ms"], g, color, "o")
+        _hollow(ax, x, g["p99_ms"], g, color, "^")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("concurrent connections")
     ax.set_ylabel("latency (ms)")
-    return _finish(fig, ax, ds, f"Latency percentiles, {tool} {mode}", bound_any)
+    return _finish(fig, ax, ds, f"Latency percentiles, {tool} {mode}", notes)
 
 
 def cpu_per_request(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
     fig, ax = plt.subplots(figsize=(7, 4))
-    bound_any = False
+    notes = Notes()
     for server, g in _series(ds, tool, mode, work_ms):
-        _draw(ax, g["connections"], g["cpu_us_per_req"], g["cpu_us_per_req_min"], g["cpu_us_per_req_max"],
-              g["generator_bound"], server)
-        bound_any |= g["generator_bound"].any()
+        notes |= _draw(ax, g["connections"], g["cpu_us_per_req"], g["cpu_us_per_req_min"],
+                       g["cpu_us_per_req_max"], g, server)
     ax.set_xscale("log")
     ax.set_xlabel("concurrent connections")
     ax.set_ylabel("server CPU per request (µs)")
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, ds, f"Server CPU time per request, {tool} {mode}", bound_any)
+    return _finish(fig, ax, ds, f"Server CPU time per request, {tool} {mode}", notes)
 
 
 def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
+    """Memory as PSS (each shared page divided among its sharers) where the data has it,
+    else RSS (which charges a page shared by a forked server's processes once per process)."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    bound_any = False
+    notes = Notes()
+    s = ds.summary()
+    mem, mem_label = ("pss_mib", "peak PSS (MiB)") if s["pss_mib"].notna().any() else ("rss_mib", "peak RSS (MiB)")
     for server, g in _series(ds, tool, mode, work_ms):
-        x, bound = g["connections"], g["generator_bound"]
-        color = ax1.plot(x, g["rss_mib"], marker="o", label=server)[0].get_color()
+        x = g["connections"]
+        color = ax1.plot(x, g[mem], marker="o", label=server)[0].get_color()
         ax2.plot(x, g["threads"], marker="o", color=color, label=server)
-        bound_any |= _hollow(ax1, x, g["rss_mib"], bound, color)
-        _hollow(ax2, x, g["threads"], bound, color)
-    for ax, label in ((ax1, "peak RSS (MiB)"), (ax2, "peak threads")):
+        notes |= _hollow(ax1, x, g[mem], g, color)
+        _hollow(ax2, x, g["threads"], g, color)
+    for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
         ax.set_xscale("log")
         ax.set_xlabel("concurrent connections")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
     ax1.set_title("Memory")
     ax2.set_title("Threads")
-    _legend(ax2, bound_any)
-    _caption(fig, ds, bound_any)
+    _legend(ax2, notes)
+    _caption(fig, ds, notes)
     fig.tight_layout()
     return fig

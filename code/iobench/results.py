@@ -20,16 +20,47 @@ import tempfile
 from pathlib import Path
 
 COLUMNS = [
-    "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "repeat",
+    "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
+    "repeat",
     "rps", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms",
     "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "non2xx",
     "requests", "duration_s", "bytes",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct",
-    "server_rss_kib_max", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
+    "server_rss_kib_max", "pss_kib", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
     "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
+    "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",
     "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
+
+
+# A repeat further than this from the median of its point's repeats is flagged: a repeat at a
+# quarter of the others is a hang, not noise, and must be explained or re-measured.
+OUTLIER_FRACTION = 0.20
+POINT_KEYS = ("server", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline")
+
+
+def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION) -> list[dict]:
+    """Set each row's `outlier`: its rps is more than `fraction` from the median rps of the
+    successful repeats of its point (with at least three). Failed runs are outliers too
+    when their point has others. Returns the flagged rows."""
+    points: dict[tuple, list[dict]] = {}
+    for row in rows:
+        points.setdefault(tuple(row.get(k) for k in POINT_KEYS), []).append(row)
+    flagged = []
+    for group in points.values():
+        ok = sorted(r["rps"] for r in group if r.get("ok"))
+        for row in group:
+            row["outlier"] = False
+        if len(group) < 3 or not ok:
+            continue
+        mid = len(ok) // 2
+        median = ok[mid] if len(ok) % 2 else (ok[mid - 1] + ok[mid]) / 2
+        for row in group:
+            if not row.get("ok") or (median > 0 and abs(row["rps"] - median) > fraction * median):
+                row["outlier"] = True
+                flagged.append(row)
+    return flagged
 
 
 class DatasetExists(FileExistsError):
@@ -107,6 +138,11 @@ class DatasetWriter:
         self.rows.append(row)
         # The CSV in staging always reflects every row so far (handy when a run dies).
         atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
+
+    def flag_outliers(self) -> list[dict]:
+        flagged = flag_outliers(self.rows)
+        atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
+        return flagged
 
     def write_json(self, name: str, obj) -> None:
         atomic_write(self.staging / name, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")

@@ -13,6 +13,9 @@ reader should compare, not the user-space time alone.
 from __future__ import annotations
 
 import os
+import re
+import statistics
+import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -73,10 +76,23 @@ class GroupSnapshot:
     vcsw: int
     ivcsw: int
     members: frozenset[int]  # live and zombie pids
+    pss_kib: int | None = None  # read only when asked (it walks every page table)
 
 
-def group_snapshot(pgid: int) -> GroupSnapshot:
+def process_pss_kib(pid: int) -> int:
+    """Proportional set size: each page divided among the processes that share it, so a
+    group's sum counts a page once (VmRSS counts it once per process: c-fork's children
+    share the parent's pages and would be charged for them many times over)."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def group_snapshot(pgid: int, with_pss: bool = False) -> GroupSnapshot:
     cpu = 0.0
+    pss = 0
     rss = threads = vcsw = ivcsw = 0
     states = process_group_states(pgid)
     live = [pid for pid, state in states.items() if state != "Z"]
@@ -95,9 +111,12 @@ def group_snapshot(pgid: int) -> GroupSnapshot:
             v, i = _ctx_switches(pid)
             vcsw += v
             ivcsw += i
+            if with_pss:
+                pss += process_pss_kib(pid)
         except (OSError, ValueError, IndexError):
             continue  # the process ended between the listing and the read
-    return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(live), vcsw, ivcsw, frozenset(states))
+    return GroupSnapshot(time.monotonic(), cpu, rss, threads, len(live), vcsw, ivcsw, frozenset(states),
+                         pss if with_pss else None)
 
 
 def parse_snmp(text: str) -> dict[str, int]:
@@ -157,14 +176,18 @@ class Usage:
     vcsw: int
     ivcsw: int
     system_busy_s: float
+    pss_kib_max: int = 0
 
 
 class GroupSampler:
     """Samples a process group from start() to stop(); stop() returns the Usage."""
 
+    PSS_EVERY = 4  # PSS every 4th sample (1 s): smaps_rollup walks page tables, costly x 1000 processes
+
     def __init__(self, pgid: int, interval_s: float = 0.25, cpu_group=None):
         self.pgid = pgid
         self.interval_s = interval_s
+        self._pss_max = 0
         self.cpu_group = cpu_group  # a cgroup.CpuGroup: exact CPU time, reaped children included
         self._stop = threading.Event()
         self._peaks = [0, 0, 0]
@@ -182,10 +205,14 @@ class GroupSampler:
     def _note(self, s: GroupSnapshot) -> None:
         self._peaks = [max(self._peaks[0], s.rss_kib), max(self._peaks[1], s.threads),
                        max(self._peaks[2], s.procs)]
+        if s.pss_kib is not None:
+            self._pss_max = max(self._pss_max, s.pss_kib)
 
     def _run(self) -> None:
+        n = 0
         while not self._stop.wait(self.interval_s):
-            self._note(group_snapshot(self.pgid))
+            n += 1
+            self._note(group_snapshot(self.pgid, with_pss=(n % self.PSS_EVERY == 1)))
 
     def stop(self, settle_s: float = 3.0) -> Usage:
         """End the sampling. The final CPU reading waits until the group is settled: while a
@@ -198,7 +225,7 @@ class GroupSampler:
         self._thread.join()
         end = time.monotonic()
         sys_end = system_busy_s()
-        last = group_snapshot(self.pgid)
+        last = group_snapshot(self.pgid, with_pss=(self._pss_max == 0))  # a run shorter than 1 s
         deadline = end + settle_s
         calm = 0
         while calm < 3 and time.monotonic() < deadline:  # three equal readings, 100 ms apart
@@ -213,4 +240,83 @@ class GroupSampler:
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
-                     system_busy_s=sys_end - self._sys0)
+                     system_busy_s=sys_end - self._sys0, pss_kib_max=self._pss_max)
+
+
+# ---- who was served: the load generator's connections, seen by the kernel -----------------------
+
+def parse_ss(text: str) -> dict[int, int]:
+    """`ss -tinHe` output -> {socket inode: bytes received}. Each socket is a line with
+    `ino:N`, then an indented line of TCP info, where ss leaves bytes_received out while
+    it is 0."""
+    out: dict[int, int] = {}
+    ino = None
+    for line in text.splitlines():
+        if not line[:1].isspace():
+            m = re.search(r"\bino:(\d+)", line)
+            ino = int(m.group(1)) if m else None
+            if ino is not None:
+                out[ino] = 0
+        elif ino is not None:
+            m = re.search(r"\bbytes_received:(\d+)", line)
+            if m:
+                out[ino] = int(m.group(1))
+    return out
+
+
+@dataclass
+class ConnStats:
+    """What the generator's connections received, from the kernel's own count per socket.
+    requests are bytes / the run's mean response size, as of the last sample (at most one
+    interval before the generator stopped)."""
+    conns_seen: int
+    conns_served: int               # connections that received at least one response
+    conn_min_requests: int | None
+    conn_median_requests: float | None
+    conn_max_requests: int | None
+    samples: int
+
+    @classmethod
+    def from_bytes(cls, received: dict[int, int], bytes_per_response: float, samples: int) -> "ConnStats":
+        if not received:
+            return cls(0, 0, None, None, None, samples)
+        per = sorted(int(b / bytes_per_response + 0.5) if bytes_per_response > 0 else 0
+                     for b in received.values())
+        return cls(conns_seen=len(per), conns_served=sum(1 for b in received.values() if b > 0),
+                   conn_min_requests=per[0], conn_median_requests=statistics.median(per),
+                   conn_max_requests=per[-1], samples=samples)
+
+
+class ConnSampler:
+    """Samples, with `ss`, every established TCP socket whose peer is the server's port (the
+    load generator's connections) from start() to stop(), keeping each socket's largest
+    bytes_received. wrk and ab count only what completes: a connection that never got an
+    answer is invisible in their output, but not to the kernel."""
+
+    def __init__(self, port: int, interval_s: float = 0.5, cpus: str | None = None):
+        self.argv = (["taskset", "-c", cpus] if cpus else []) + [
+            "ss", "-tinHe", "state", "established", f"( dport = :{port} )"]
+        self.interval_s = interval_s
+        self.received: dict[int, int] = {}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "ConnSampler":
+        self._thread.start()
+        return self
+
+    def sample(self) -> None:
+        out = subprocess.run(self.argv, capture_output=True, text=True, timeout=10).stdout
+        for ino, b in parse_ss(out).items():
+            self.received[ino] = max(b, self.received.get(ino, 0))
+        self.samples += 1
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def stop(self) -> dict[int, int]:
+        self._stop.set()
+        self._thread.join()
+        return self.received
