@@ -9,13 +9,15 @@ import java.util.concurrent.Executor;
 /**
  * Doug Lea's Handler: one connection on a {@link Reactor}, driven by readiness. The reactor
  * runs {@link #run} when the channel is readable or writable; the handler reads what is
- * there, answers every complete request, writes what the socket takes, and tells the
- * selector what it waits for next (read, write, or nothing while a worker has the request).
+ * there, answers every complete request (a batch, in one write), writes what the socket
+ * takes, and tells the selector what it waits for next (read, write, or nothing while a
+ * worker has the batch). Sets TCP_NODELAY.
  *
  * With {@code workers == null} the simulated work runs right here, on the reactor thread:
  * every other connection of this reactor waits meanwhile (java-nio's lesson). With a worker
- * pool, a worker does the work and hands the response back to the reactor (java-nio-workers),
- * one request of a connection at a time, so pipelined responses keep their order.
+ * pool, a worker does the batch's work, request by request, and hands the responses back to
+ * the reactor (java-nio-workers), one batch of a connection at a time, so pipelined
+ * responses keep their order.
  */
 public final class NioHandler implements Runnable {
     private final Reactor reactor;
@@ -33,6 +35,7 @@ public final class NioHandler implements Runnable {
         this.opts = opts;
         this.workers = workers;
         channel.configureBlocking(false);
+        Server.noDelay(channel);
         key = channel.register(reactor.selector(), SelectionKey.OP_READ, this);
     }
 
@@ -51,17 +54,14 @@ public final class NioHandler implements Runnable {
 
     /** Answer the complete requests held, then write and choose what to wait for. */
     private void serve() throws IOException {
-        int parsed;
-        while (!working && !closing && (parsed = requests.next()) != Http.INCOMPLETE) {
-            if (parsed > 0 && workers != null) { // the work runs in a worker; the reactor moves on
+        if (!working && !closing) {
+            int[] batch = requests.batch(); // every complete request held: one write for them all
+            if (batch.length > 0 && workers != null) { // the work runs in a worker; the reactor moves on
                 working = true;
-                int request = parsed;
-                workers.execute(() -> work(request));
+                workers.execute(() -> work(batch));
             } else {
-                if (parsed > 0) {
-                    simulate();
-                }
-                respond(parsed);
+                simulate(batch);
+                respond(batch);
             }
         }
         flush();
@@ -69,15 +69,15 @@ public final class NioHandler implements Runnable {
     // END handler
 
     // BEGIN handoff
-    /** In a worker thread: do the work, then give the response back to the reactor's thread. */
-    private void work(int parsed) {
-        simulate();
+    /** In a worker thread: do the batch's work, then give the responses back to the reactor's thread. */
+    private void work(int[] batch) {
+        simulate(batch);
         reactor.execute(() -> {
             if (!channel.isOpen()) {
                 return; // closed meanwhile (a write failed)
             }
             working = false;
-            respond(parsed);
+            respond(batch);
             try {
                 serve(); // answer pipelined requests that came meanwhile, write, re-arm
             } catch (IOException e) {
@@ -87,22 +87,30 @@ public final class NioHandler implements Runnable {
     }
     // END handoff
 
-    private void simulate() {
-        try {
-            Work.simulate(opts);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // only on shutdown: answer anyway
+    /** The work of each complete request of the batch, in order (none for a bad one). */
+    private void simulate(int[] batch) {
+        for (int parsed : batch) {
+            try {
+                if (parsed > 0) {
+                    Work.simulate(opts);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // only on shutdown: answer anyway
+            }
         }
     }
 
-    private void respond(int parsed) {
-        byte[] r = Http.response(parsed);
-        if (out.remaining() < r.length) {
-            ByteBuffer bigger = ByteBuffer.allocate(Math.max(2 * out.capacity(), out.position() + r.length));
-            out = bigger.put(out.flip());
+    /** The batch's responses, appended to those not yet written. */
+    private void respond(int[] batch) {
+        for (int parsed : batch) {
+            byte[] r = Http.response(parsed);
+            if (out.remaining() < r.length) {
+                ByteBuffer bigger = ByteBuffer.allocate(Math.max(2 * out.capacity(), out.position() + r.length));
+                out = bigger.put(out.flip());
+            }
+            out.put(r);
+            closing |= Http.closeAfter(parsed);
         }
-        out.put(r);
-        closing |= Http.closeAfter(parsed);
     }
 
     // BEGIN flush

@@ -1,6 +1,7 @@
 package iom.common;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * One connection's unanswered request bytes, for the servers that do not block on a read
@@ -35,5 +36,22 @@ public final class RequestBuffer {
             in.position(held - n);
         }
         return parsed;
+    }
+
+    /**
+     * Every complete request held, in order, up to the first after which the connection closes
+     * (a bad one included): Http.parse's results, to be answered with one write. They leave
+     * the buffer. Empty when no request is complete.
+     */
+    public int[] batch() {
+        int[] batch = new int[16];
+        int n = 0;
+        for (int parsed; (n == 0 || !Http.closeAfter(batch[n - 1])) && (parsed = next()) != Http.INCOMPLETE; n++) {
+            if (n == batch.length) {
+                batch = Arrays.copyOf(batch, 2 * n);
+            }
+            batch[n] = parsed;
+        }
+        return Arrays.copyOf(batch, n);
     }
 }

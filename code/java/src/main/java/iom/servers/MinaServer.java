@@ -2,13 +2,15 @@
  * java-mina: Apache Mina 2.2: a NioSocketAcceptor, IO processors (cores + 1 Selector threads),
  * a filter chain and an IoHandler.
  *
- * The handler keeps each session's request bytes and answers every complete request with
- * session.write(). With --work-ms the handler would block its IO processor and every
- * session on it, so an ExecutorFilter (an OrderedThreadPoolExecutor of --pool threads,
- * default 64) runs the handler instead: a session's events stay in order, different
- * sessions run in parallel. --spin-us runs where the handler runs. One subtlety: the
- * ExecutorFilter does not carry inputClosed (the peer's FIN), which would overtake the
- * requests still queued for the pool; a small filter turns it into a message first.
+ * The handler keeps each session's request bytes and answers the complete requests of each
+ * message with one session.write(): Mina sends every IoBuffer written with a write(2) of its
+ * own, so the responses are gathered in one buffer first. With --work-ms the handler would
+ * block its IO processor and every session on it, so an ExecutorFilter (an
+ * OrderedThreadPoolExecutor of --pool threads, default 64) runs the handler instead: a
+ * session's events stay in order, different sessions run in parallel. --spin-us runs where
+ * the handler runs. One subtlety: the ExecutorFilter does not carry inputClosed (the peer's
+ * FIN), which would overtake the requests still queued for the pool; a small filter turns
+ * it into a message first.
  *
  * Build: make -C code java
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
@@ -65,21 +67,30 @@ public final class MinaServer {
                 session.closeOnFlush();
                 return;
             }
+            if (session.containsAttribute(CLOSING)) {
+                return; // whatever comes after a closing request is ignored
+            }
             RequestBuffer requests = (RequestBuffer) session.getAttribute(REQUESTS);
             ByteBuffer in = ((IoBuffer) message).buf();
-            while (!session.containsAttribute(CLOSING) && in.hasRemaining()) {
+            IoBuffer out = IoBuffer.allocate(1024).setAutoExpand(true); // this message's responses
+            boolean closing = false;
+            while (!closing && in.hasRemaining()) {
                 requests.put(in);
                 int parsed;
-                while (!session.containsAttribute(CLOSING) && (parsed = requests.next()) != Http.INCOMPLETE) {
+                while (!closing && (parsed = requests.next()) != Http.INCOMPLETE) {
                     if (parsed > 0) {
                         Work.simulate(opts);
                     }
-                    session.write(IoBuffer.wrap(Http.response(parsed)));
-                    if (Http.closeAfter(parsed)) {
-                        session.setAttribute(CLOSING, true); // whatever comes after is ignored
-                        session.closeOnFlush();
-                    }
+                    out.put(Http.response(parsed));
+                    closing = Http.closeAfter(parsed);
                 }
+            }
+            if (out.position() > 0) {
+                session.write(out.flip()); // one write for every request the message completed
+            }
+            if (closing) {
+                session.setAttribute(CLOSING, true);
+                session.closeOnFlush();
             }
         }
 
@@ -105,6 +116,7 @@ public final class MinaServer {
         NioSocketAcceptor acceptor = new NioSocketAcceptor();
         acceptor.setReuseAddress(true);
         acceptor.setBacklog(opts.backlog);
+        acceptor.getSessionConfig().setTcpNoDelay(true); // Mina's default is off: see Server.noDelay
         acceptor.getFilterChain().addLast("fin-in-order", new FinInOrder());
         if (opts.workMs > 0) {
             int pool = opts.pool(DEFAULT_POOL);

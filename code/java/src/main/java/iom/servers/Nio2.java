@@ -5,8 +5,8 @@
  * and names the handler to run when it has completed; the JDK does the IO (with epoll
  * underneath on Linux) and runs the handler on a thread of the channel group's pool
  * (--pool, default 64). Each connection is a chain: read -> answer every complete
- * request (the work sleeps in the pool thread) -> write -> read again. A blocked handler
- * holds a pool thread, so 64 threads overlap 64 requests' work.
+ * request (the work sleeps in the pool thread) -> one write for them all -> read again.
+ * A blocked handler holds a pool thread, so 64 threads overlap 64 requests' work.
  *
  * Build: make -C code java
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
@@ -135,7 +135,13 @@ public final class Nio2 {
             @Override
             public void completed(AsynchronousSocketChannel channel, Void unused) {
                 server.accept(null, this); // the next accept first, then this connection
-                new Connection(channel, opts, new RequestBuffer()).read();
+                Connection connection = new Connection(channel, opts, new RequestBuffer());
+                try {
+                    Server.noDelay(channel);
+                    connection.read();
+                } catch (IOException e) {
+                    connection.close(); // this client only: the server goes on
+                }
             }
 
             @Override
