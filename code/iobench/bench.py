@@ -118,12 +118,19 @@ def served_columns(point: Point, result: drivers.LoadResult, received: dict[int,
     an answer (queued behind a busy one in a sequential server, or in a full pool's
     backlog) is starved, however good the numbers of the others look. Without keep-alive
     a connection carries one request; a request left unanswered shows in the latency and
-    the count of completed requests instead, so these columns stay empty."""
-    if not point.keepalive or samples == 0:
+    the count of completed requests instead, so these columns stay empty. They stay empty
+    too when the generator's connections did not last the run: wrk opens a new connection
+    after a connect, read or write error (a server that closes after each response, as the
+    source write-ups' servers do, makes every response a read error), and the sockets seen
+    are then more than the connections, or too short-lived to be seen at all."""
+    replaced = result.errors_connect + result.errors_read + result.errors_write
+    st = None
+    if point.keepalive and samples > 0 and not replaced:
+        per_response = result.bytes / result.requests if result.requests and result.bytes else 0.0
+        st = sampler.ConnStats.from_bytes(received, per_response, samples)
+    if st is None or st.conns_seen > point.connections:
         return {"conns_served": None, "conn_min_requests": None, "conn_median_requests": None,
                 "conn_max_requests": None, "unserved": False}
-    per_response = result.bytes / result.requests if result.requests and result.bytes else 0.0
-    st = sampler.ConnStats.from_bytes(received, per_response, samples)
     return {"conns_served": st.conns_served, "conn_min_requests": st.conn_min_requests,
             "conn_median_requests": st.conn_median_requests, "conn_max_requests": st.conn_max_requests,
             "unserved": st.conns_served < point.connections}

@@ -83,6 +83,19 @@ def test_close_mode_has_no_per_connection_columns():
     assert served["conns_served"] is None and served["unserved"] is False
 
 
+def test_replaced_connections_have_no_per_connection_columns(built):
+    """The source write-up 000's blocking server answers one request and closes: wrk counts a
+    read error and opens a new connection each time, so no socket lives the run and none
+    can stand for a connection. Before this rule the point was marked unserved (0 of 10)."""
+    result, served = measure_served("java-seed000-blocking", 10)
+    assert result.errors_read > 0 and result.requests > 0
+    assert served["conns_served"] is None and served["unserved"] is False
+
+    opened = drivers.LoadResult(ok=True, requests=100, bytes=10_000)
+    served = served_columns(Point("wrk", 2), opened, {1: 5000, 2: 5000, 3: 0}, 3)  # 3 sockets for 2
+    assert served["conns_served"] is None and served["unserved"] is False
+
+
 # --- outliers ------------------------------------------------------------------------------------
 
 def row(rps, repeat, server="c-epoll", ok=True, **point):
