@@ -22,23 +22,21 @@ from __future__ import annotations
 
 import itertools
 import os
-import select
+import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import time
 from pathlib import Path
 
-from .lifecycle import _child_setup
+from . import procs
 from .manifest import CODE
 from .sampler import parse_snmp
 
 DELAYLINK = CODE / "c" / "build" / "iom-delaylink"
 CLIENT_HOST = "10.77.0.1"
 SERVER_HOST = "10.77.0.2"
-EXIT_UNSUPPORTED = 77
 _serial = itertools.count(1)
 
 
@@ -185,26 +183,18 @@ class DelayLink(_Link):
         if self.cpus is not None:
             argv = ["taskset", "-c", self.cpus] + argv
         self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True,
-                                     preexec_fn=_child_setup)
+        self.proc = procs.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # READY means both devices exist: only then can they be moved and configured.
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + self.ready_timeout
-        buf = b""
-        while b"READY\n" not in buf:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise LinkError(f"iom-delaylink printed no READY within {self.ready_timeout:g} s")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            chunk = os.read(fd, 256) if ready else b""
-            if ready and not chunk:
-                code = self.proc.wait()
-                err = self.proc.stderr.read().decode(errors="replace").strip()
-                if code == EXIT_UNSUPPORTED:
-                    raise LinkUnavailable(f"iom-delaylink: not supported here: {err}")
-                raise LinkError(f"iom-delaylink exited {code} before READY: {err}; argv={argv}")
-            buf += chunk
+        try:
+            procs.wait_line(self.proc, re.compile(rb"^READY$"), time.monotonic() + self.ready_timeout)
+        except procs.NotReady as exc:
+            if exc.why == "timeout":
+                raise LinkError(f"iom-delaylink printed no READY within {self.ready_timeout:g} s") from None
+            code = self.proc.wait()
+            err = self.proc.stderr.read().decode(errors="replace").strip()
+            if code == procs.EXIT_UNSUPPORTED:
+                raise LinkUnavailable(f"iom-delaylink: not supported here: {err}") from None
+            raise LinkError(f"iom-delaylink exited {code} before READY: {err}; argv={argv}") from None
 
     def measure_rtt(self, samples: int = 5) -> float:
         """The median of a few TCP round trips across the link, in ms."""
@@ -215,16 +205,7 @@ class DelayLink(_Link):
         """Stop the program (its devices go with it), then delete the namespace."""
         errors = []
         if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-                try:
-                    self.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait()
+            procs.stop_group(self.proc, 5.0)
             self.counters = self.proc.stderr.read().decode(errors="replace").strip()
             self.proc.stdout.close()
             self.proc.stderr.close()

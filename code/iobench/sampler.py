@@ -20,25 +20,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .lifecycle import process_group_states
+from .procs import CLK_TCK, process_group_states
+from .procs import cpu_s as process_cpu_s
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-def _stat_fields(pid: int) -> list[bytes]:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        data = f.read()
-    return data[data.rindex(b")") + 2:].split()
-
-
-def process_cpu_s(pid: int, with_children: bool = False) -> float:
-    """utime + stime of a process (fields 14/15), plus reaped children's (16/17)."""
-    f = _stat_fields(pid)
-    ticks = int(f[11]) + int(f[12])
-    if with_children:
-        ticks += int(f[13]) + int(f[14])
-    return ticks / CLK_TCK
 
 
 def _ctx_switches(pid: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iobench import lifecycle
+from iobench import procs
 from iobench.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
                                process_group_pids)
 from iobench.manifest import Server, ServerOptions
@@ -117,8 +117,8 @@ def test_closed_stdout_before_ready_still_keeps_the_deadline(tmp_path):
 def test_stop_gives_up_on_a_process_that_never_dies(monkeypatch):
     """A process that outlives SIGKILL (stuck in the kernel, faked here) is reported, not
     waited for forever; the real server is stopped all the same."""
-    real_states = lifecycle.process_group_states
-    monkeypatch.setattr(lifecycle, "process_group_states", lambda pgid: {**real_states(pgid), 4 * 10**9: "D"})
+    real_states = procs.process_group_states
+    monkeypatch.setattr(procs, "process_group_states", lambda pgid: {**real_states(pgid), 4 * 10**9: "D"})
     srv = ServerProcess(contract_server(), cpus=None, stop_timeout=0.3)
     srv.start()
     pgid, port = srv.pid, srv.port
