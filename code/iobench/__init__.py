@@ -6,14 +6,22 @@ and capture tidy results with their metadata and the tools' raw output.
 
 Modules, one concern each:
     http        the canonical response and a tiny HTTP client for checks
-    manifest    one id per server: how to build and start it, its model and language
-    lifecycle   start, wait for READY, verify, stop (always), leave nothing behind
-    drivers     load generators (wrk, ab) as argument lists plus pure output parsers
+    manifest    one id per server (HTTP and echo): how to build and start it, model, language
+    procs       processes: start from an argument list, wait for READY, stop a group, /proc
+    lifecycle   a server process: start, wait until ready, verify, stop (always)
+    cgroup      a CPU-accounting cgroup per server, so forked children are counted
+    drivers     load generators (wrk, ab, iom-openloop, iom-echoload) as argument lists plus parsers
     sampler     /proc sampling of CPU, RSS, PSS, threads and context switches; who was served (ss)
-    results     tidy CSV rows, atomic writes, datasets that refuse to be overwritten
+    netlink     links that are not loopback: DelayLink (50 ms round trip), VethLink (1 Gbit, MTU 1500)
+    runner      the one lifecycle every experiment runs on: warm-up, quiet machine, repeats, commit
+    plans       what each dataset measures (HTTP plans and echo plans)
+    bench       the HTTP experiments on the runner (and the battery after them)
+    echorun     the echo experiments on the runner (read statistics, packet traces, JFR)
+    results     tidy CSV rows, atomic writes, datasets that refuse to be overwritten, outliers
     metadata    versions, machine, pinning, date and commit of a run
     profiles    replay / smoke / full
-    bench       the runner: warm-up, interleaved repeats, quiet-machine checks
+    dataset     captured HTTP datasets: load, summarise, say where they came from; obtain
+    echo        captured echo datasets: read statistics, traces, JFR tables, plots
     battery     the conformance battery every server can be checked with
     plots       the standard plots, with machine and date in every caption
 """

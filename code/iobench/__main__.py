@@ -1,4 +1,13 @@
-"""Command line: python -m iobench {list,run,battery,show}  (make bench DATASET=... wraps `run`)."""
+"""Command line: code/bin/iobench COMMAND (or python -m iobench from code/).
+
+    list                     the servers and datasets the harness knows
+    serve ID [--work-ms N]   start one server in the foreground (READY line; Ctrl-C stops it)
+    run DATASET --profile P  measure a dataset (make bench DATASET=... wraps it)
+    show DATASET             summarise a captured dataset
+    obtain DATASET           replay it, or measure it under IOBENCH_PROFILE=smoke|full (bash and Java pages)
+    battery ID               the conformance battery against one server
+    probe ID                 N simultaneous requests with simulated work: overlapped or not?
+"""
 from __future__ import annotations
 
 import argparse
@@ -18,45 +27,30 @@ def _sigterm_as_interrupt(signum, frame):
 def cmd_list(args) -> int:
     print("servers:")
     for s in manifest.SERVERS.values():
-        print(f"  {s.id:22s} {s.lang:7s} {s.model}")
+        print(f"  {s.id:24s} {s.lang:7s} {s.model}")
+    for e in manifest.ECHO_SERVERS.values():
+        print(f"  {e.id:24s} Java    echo server: {e.framework} {e.version} ({e.main_class})")
     print("datasets:")
     for p in plans.PLANS.values():
-        print(f"  {p.dataset:22s} {len(p.servers)} servers x {len(p.points)} points: {p.description}")
-    from . import echo
-    print("echo servers (the Mina vs Netty chapter):")
-    for e in echo.ECHO_SERVERS.values():
-        print(f"  {e.id:22s} Java    {e.framework} {e.version} ({e.main_class})")
-    for p in echo.PLANS.values():
-        print(f"  {p.dataset:22s} {len(p.points)} points: {p.description}")
+        print(f"  {p.dataset:24s} {len(p.servers)} servers x {len(p.points)} points: {p.description}")
+    for p in plans.ECHO_PLANS.values():
+        print(f"  {p.dataset:24s} {len(p.points)} echo points: {p.description}")
     return 0
 
 
 def cmd_run(args) -> int:
-    from . import echo
-    from .bench import run_plan
     from .results import DatasetExists
+    from .runner import run
 
-    if args.dataset in echo.PLANS:  # the echo benchmarks have their own runner
-        def run():
-            return echo.run_echo_plan(echo.PLANS[args.dataset], args.profile, dest=args.dest,
-                                      overwrite=args.overwrite, server_cpus=args.server_cpus,
-                                      client_cpus=args.client_cpus)
-    else:
-        try:
-            plan = plans.get(args.dataset)
-        except KeyError:
-            known = sorted(plans.PLANS) + sorted(echo.PLANS)
-            print(f"error: unknown dataset {args.dataset!r}; known: {', '.join(known)}", file=sys.stderr)
-            return 2
-        if args.servers:
-            plan = dataclasses.replace(plan, servers=tuple(args.servers))
-
-        def run():
-            return run_plan(plan, args.profile, dest=args.dest, overwrite=args.overwrite,
-                            server_cpus=args.server_cpus, client_cpus=args.client_cpus,
-                            with_battery=False if args.no_battery else None)
     try:
-        path = run()
+        experiment = plans.experiment(args.dataset, servers=args.servers,
+                                      with_battery=False if args.no_battery else None)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
+                   server_cpus=args.server_cpus, client_cpus=args.client_cpus)
     except DatasetExists as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -65,6 +59,54 @@ def cmd_run(args) -> int:
         return 130
     print(path)
     return 0
+
+
+def serve_entry(server_id: str, workdir):
+    """A manifest server by id; an echo server with its read statistics written into workdir."""
+    if server_id in manifest.ECHO_SERVERS:
+        from .echorun import server_entry
+        return server_entry(manifest.ECHO_SERVERS[server_id], (), workdir / "reads.csv", None)
+    return manifest.get(server_id)
+
+
+def cmd_serve(args) -> int:
+    """Start a server in the foreground as the harness starts it; stop it on Ctrl-C (or SIGTERM)."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from .lifecycle import ServerError, ServerProcess, Unsupported
+    from .manifest import ServerOptions
+
+    opts = ServerOptions(port=args.port, host=args.host, work_ms=args.work_ms, spin_us=args.spin_us,
+                         pool=args.pool, backlog=args.backlog)
+    with tempfile.TemporaryDirectory(prefix="iobench-serve-") as tmp:
+        try:
+            server = serve_entry(args.server, Path(tmp))
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        srv = ServerProcess(server, opts, cpus=args.cpus, account_cpu=False)
+        try:
+            with srv:
+                srv.verify()
+                print(f"READY port={srv.port}", flush=True)
+                print(f"{server.id} ({server.model}) on {srv.url} as {' '.join(srv.argv)}\n"
+                      "Ctrl-C stops it.", file=sys.stderr, flush=True)
+                while srv.proc.poll() is None:
+                    time.sleep(0.2)
+                print(f"{server.id} exited by itself ({srv.proc.returncode}): {srv.stderr_tail()}",
+                      file=sys.stderr)
+                return 1
+        except Unsupported as exc:
+            print(f"skip: {exc}", file=sys.stderr)
+            return 77
+        except ServerError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"{server.id} stopped (exit {srv.exit_code})", file=sys.stderr)
+            return 0 if srv.exit_code == 0 else 1
 
 
 def cmd_battery(args) -> int:
@@ -120,51 +162,19 @@ def cmd_probe(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from . import echo
-    from .dataset import load
-    from .profiles import DATA
+    """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
+    from . import dataset
 
-    if args.dataset in echo.PLANS:
-        _print_echo(echo.load(args.path or DATA / args.dataset))
-        return 0
-    ds = load(args.path or DATA / args.dataset)
-    print(ds.describe())
-    print(ds.summary().to_string(index=False))
-    return 0
-
-
-def _print_echo(ds) -> None:
-    print(ds.describe())
-    cols = ["experiment", "server", "link", "size", "repeats", "tps", "tps_min", "tps_max", "mb_per_s",
-            "p99_ms", "stall_pct", "reads_per_msg", "errors"]
-    s = ds.summary()
-    print(s[cols].round(2).to_string(index=False))
-    if s["variant"].ne("defaults").any():
-        print("variants:", "; ".join(f"{v!r}" for v in s["variant"].unique()))
-
-
-def cmd_obtain(args) -> int:
-    """What a bash or Java page calls: replay data/<name>, or measure it (IOBENCH_PROFILE)."""
-    from . import echo
-    from .dataset import obtain
-
-    if args.dataset in echo.PLANS:
-        try:
-            ds = echo.obtain(args.dataset)
-        except FileNotFoundError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        _print_echo(ds)
-        return 0
     try:
-        ds = obtain(args.dataset)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if args.path:
+            ds = dataset.reader(args.dataset)(args.path)
+        else:
+            ds = dataset.obtain(args.dataset, profile=None if args.cmd == "obtain" else "replay")
+    except (FileNotFoundError, KeyError) as exc:
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
         return 1
     print(ds.describe())
-    cols = ["server", "tool", "mode", "connections", "work_ms", "repeats", "rps", "rps_min", "rps_max",
-            "p99_ms", "cpu_us_per_req", "errors", "generator_bound"]
-    print(ds.summary()[cols].round(2).to_string(index=False))
+    print(ds.table().to_string(index=False))
     return 0
 
 
@@ -175,6 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="servers and datasets").set_defaults(fn=cmd_list)
+
+    serve = sub.add_parser("serve", help="start one server in the foreground; Ctrl-C stops it")
+    serve.add_argument("server", help="a server id (iobench list)")
+    serve.add_argument("--port", type=int, default=0, help="0 (default): any free port, printed as READY port=N")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--work-ms", type=float, default=0.0, help="simulated blocking work per request")
+    serve.add_argument("--spin-us", type=float, default=0.0, help="simulated CPU work per request")
+    serve.add_argument("--pool", type=int, help="pool size, where the model has one")
+    serve.add_argument("--backlog", type=int, help="listen backlog, where the server takes one")
+    serve.add_argument("--cpus", help="taskset CPU list (default: not pinned)")
+    serve.set_defaults(fn=cmd_serve)
 
     run = sub.add_parser("run", help="measure a dataset")
     run.add_argument("dataset")
@@ -208,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
 
     obt = sub.add_parser("obtain", help="replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full")
     obt.add_argument("dataset")
-    obt.set_defaults(fn=cmd_obtain)
+    obt.add_argument("--path", help=argparse.SUPPRESS)
+    obt.set_defaults(fn=cmd_show)
 
     args = ap.parse_args(argv)
     return args.fn(args)

@@ -1,99 +1,25 @@
-"""The runner: the same lifecycle for every measurement (after TechEmpower's toolset).
+"""The HTTP experiments: every dataset of plans.py, measured on the runner's lifecycle.
 
-For each repeat, every server in turn (so ratios come from the same time window):
-    wait for TIME_WAIT sockets to drain -> start -> verify -> for each load point:
-        warm up (discarded, raw output kept) -> wait for a quiet machine -> measure
-        while sampling /proc -> parse the raw output -> one CSV row
-    -> stop (SIGTERM, then SIGKILL) and check it exited 0.
-Then the conformance battery against each server, the metadata, and an atomic commit.
+For each repeat, every server in turn (so ratios come from the same time window), one
+server process per group of points that need the same server options (work, backlog);
+each point is one load generator run (wrk, ab, iom-openloop) whose parsed output, with
+what was sampled meanwhile, becomes one CSV row of results.COLUMNS. A plan with a link
+runs every server behind an iom-delaylink (netlink.py), set up once for the whole run.
+After the repeats, the conformance battery against each server.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import os
-import resource
-import secrets
-import subprocess
-import sys
-import time
+import contextlib
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 from . import battery as battery_mod
-from . import drivers, manifest, metadata, sampler
-from .lifecycle import ServerProcess, Unsupported
-from .manifest import ROOT, ServerOptions
+from . import drivers, manifest, runner, sampler
+from .lifecycle import ServerProcess
+from .manifest import ServerOptions
 from .plans import Plan, Point
-from .profiles import PROFILES, Profile
-from .results import OUTLIER_FRACTION, DatasetWriter
-
-GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
-NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
-QUIET_CORES = 0.15           # "quiet" before measuring: fewer cores busy than this
-TIME_WAIT_DRAINED = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
-                             # (a few thousand of 28,000 ephemeral ports do not matter)
-
-
-def time_wait_count() -> int:
-    n = 0
-    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(path) as f:
-                next(f)
-                n += sum(1 for line in f if line.split()[3] == "06")
-        except OSError:
-            continue
-    return n
-
-
-def wait_time_wait_drained(progress: Callable[[str], None], max_wait_s: float,
-                           below: int = TIME_WAIT_DRAINED) -> float:
-    t0 = time.monotonic()
-    n = time_wait_count()
-    if n >= below:
-        progress(f"waiting up to {max_wait_s:.0f} s for {n} TIME_WAIT sockets to drain")
-        while n >= below and time.monotonic() - t0 < max_wait_s:
-            time.sleep(1)
-            n = time_wait_count()
-    return time.monotonic() - t0
-
-
-def wait_quiet(max_wait_s: float) -> float:
-    """Wait until the machine is quiet; return the busy cores seen last."""
-    deadline = time.monotonic() + max_wait_s
-    busy = sampler.machine_busy_cores(0.5)
-    while busy >= QUIET_CORES and time.monotonic() < deadline:
-        busy = sampler.machine_busy_cores(0.5)
-    return busy
-
-
-def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, float, float]:
-    """Run a load generator; return (output, exit code, its CPU seconds, wall seconds)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
-        output, code = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        output, code = out + f"\n[iobench] killed after {timeout_s:.0f} s\n", -9
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return output, code, cpu, wall
-
-
-def cpu_count(cpus: str | None) -> int:
-    """How many CPUs a taskset list names ("1", "0-1", "1,3"); all of them when unpinned."""
-    if not cpus:
-        return os.cpu_count() or 1
-    n = 0
-    for part in cpus.split(","):
-        lo, _, hi = part.partition("-")
-        n += int(hi or lo) - int(lo) + 1
-    return n
+from .results import POINT_KEYS
+from .runner import Experiment, Load, Run, Unit
 
 
 def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
@@ -103,12 +29,6 @@ def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.
     return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=point.keepalive,
                             duration_s=duration_s, requests=requests, rate=point.rate,
                             timeout_s=point.timeout_s, threads=point.threads, pipeline=point.pipeline)
-
-
-def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
-    envs = " ".join(f"{k}={v}" for k, v in env.items())
-    return (f"# command: {envs + ' ' if envs else ''}{' '.join(argv)}\n# started: {started}\n"
-            f"# exit: {code}\n{output}")
 
 
 def served_columns(point: Point, result: drivers.LoadResult, received: dict[int, int], samples: int) -> dict:
@@ -136,190 +56,164 @@ def served_columns(point: Point, result: drivers.LoadResult, received: dict[int,
             "unserved": st.conns_served < point.connections}
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def new_run_id() -> str:
-    """When a run started (UTC) and a few random hex digits: sortable and unique."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+class HttpExperiment(Experiment):
+    outlier_keys = POINT_KEYS
 
+    def __init__(self, plan: Plan, with_battery: bool | None = None):
+        self.plan = plan
+        self.dataset = plan.dataset
+        self.description = plan.description
+        self.time_wait_drained = plan.time_wait_drained
+        self.with_battery = plan.battery if with_battery is None else with_battery
+        self.servers = [manifest.get(s) for s in plan.servers]
 
-def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, **kwargs) -> Path:
-    """Measure a plan under the smoke or full profile; return the dataset's folder.
+    def points(self, profile: str):
+        return self.plan.points_for(profile)
 
-    A plan with a link runs every server behind an iom-delaylink (code/iobench/netlink.py),
-    set up once for the whole run and always taken down."""
-    if not plan.link_rtt_ms:
-        return _run_plan(plan, profile_name, dest, **kwargs)
-    from .netlink import DelayLink
+    def meta(self, run: Run) -> dict:
+        return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points]},
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers},
+                "restart_each_point": self.plan.restart_each_point, "link": None}
 
-    with DelayLink(plan.link_rtt_ms, plan.link_rate_mbit, cpus=kwargs.get("client_cpus", "1")) as link:
-        return _run_plan(plan, profile_name, dest, link=link, **kwargs)
+    def settings(self, run: Run):
+        if not self.plan.link_rtt_ms:
+            yield contextlib.nullcontext(), run.points
+            return
+        from .netlink import DelayLink
 
+        link = DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1")
+        yield _Recorded(link, run), run.points
 
-def _run_plan(plan: Plan, profile_name: str, dest: Path | None = None, overwrite: bool = False,
-             server_cpus: str = "0", client_cpus: str = "1",
-             progress: Callable[[str], None] | None = None, with_battery: bool | None = None,
-             link=None) -> Path:
-    profile = PROFILES[profile_name]
-    progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    dest = Path(dest) if dest else profile.dest(plan.dataset)
-    run_id = new_run_id()
-    if profile_name == "smoke":
-        overwrite = True  # scratch output
-    writer = DatasetWriter(dest, run_id, overwrite=overwrite)
-    points = plan.points_for(profile_name)
-    servers = [manifest.get(s) for s in plan.servers]
-    meta = metadata.collect(
-        dataset=plan.dataset, description=plan.description, run_id=run_id, profile=asdict(profile),
-        started_at=_now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
-        plan={"servers": list(plan.servers), "points": [asdict(p) for p in points]},
-        servers={s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
-        thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
-                    "quiet_cores": QUIET_CORES, "time_wait_drained": plan.time_wait_drained},
-        restart_each_point=plan.restart_each_point,
-        link=None if link is None else {
-            "rtt_ms": link.rtt_ms, "measured_rtt_ms": round(link.measured_rtt_ms, 2),
-            "rate_mbit": plan.link_rate_mbit, "server_host": link.server_host,
-            "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
-                   "forwards every packet between two TUN devices after rtt/2"})
-    host = link.server_host if link is not None else "127.0.0.1"
-    netns = link.netns if link is not None else None
-    unsupported: dict[str, str] = {}
-    stops: list[dict] = []
-    commands: list[dict] = []  # the load generator's command line of every measured run
-    total = profile.repeats * len(servers) * len(points)
-    done = 0
-    try:
-        for repeat in range(1, profile.repeats + 1):
-            for server in servers:
-                if server.id in unsupported:
-                    done += len(points)
-                    continue
-                # One server process per group of points that need the same server options.
-                groups: dict[tuple, list[Point]] = {}
-                for i, p in enumerate(points):
-                    if (p.work_ms and "work_ms" not in server.supports) or \
-                            (p.backlog and "backlog" not in server.supports):
-                        done += 1  # e.g. a baseline cannot simulate work: no such point for it
-                        continue
-                    key = (p.work_ms, p.backlog, i if plan.restart_each_point else None)
+    @staticmethod
+    def applies(server, p: Point) -> bool:
+        """A baseline cannot simulate work, nor take a backlog: no such point for it."""
+        return not ((p.work_ms and "work_ms" not in server.supports) or
+                    (p.backlog and "backlog" not in server.supports))
+
+    def count(self, points) -> int:
+        return sum(self.applies(s, p) for s in self.servers for p in points)
+
+    def units(self, run: Run, points, repeat: int):
+        for server in self.servers:
+            # One server process per group of points that need the same server options.
+            groups: dict[tuple, list[Point]] = {}
+            for i, p in enumerate(points):
+                if self.applies(server, p):
+                    key = (p.work_ms, p.backlog, i if self.plan.restart_each_point else None)
                     groups.setdefault(key, []).append(p)
-                for (work_ms, backlog, _), group in groups.items():
-                    waited = wait_time_wait_drained(progress, profile.time_wait_max_s, plan.time_wait_drained)
-                    opts = ServerOptions(host=host, work_ms=work_ms, backlog=backlog or None)
-                    try:
-                        with ServerProcess(server, opts, cpus=server_cpus, netns=netns) as srv:
-                            srv.verify()
-                            for point in group:
-                                done += 1
-                                row = measure(writer, srv, point, profile, repeat, client_cpus, run_id,
-                                              commands)
-                                progress(f"[{done}/{total}] {server.id:20s} {point.label():28s} rep {repeat}: "
-                                         + (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  "
-                                            + (f"served {row['conns_served']}/{point.connections}  "
-                                               if row["conns_served"] is not None else "")
-                                            + 
-                                            f"srv {row['server_cpu_us_per_req']:.1f} µs/req  "
-                                            f"wrk/ab cpu {row['client_cpu_pct']:.0f}%"
-                                            + ("  GENERATOR-BOUND" if row["generator_bound"] else "")
-                                            + ("  NOISY" if row["noisy"] else "")
-                                            if row["ok"] else f"FAILED {row['failure']}"))
-                        stops.append({"server": server.id, "repeat": repeat, "work_ms": work_ms, "backlog": backlog,
-                                      "argv": metadata.portable(srv.argv),
-                                      "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
-                                      "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc"})
-                        if srv.exit_code != 0:
-                            progress(f"warning: {server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
-                    except Unsupported as exc:
-                        unsupported[server.id] = str(exc)
-                        progress(f"skip: {exc}")
-        if plan.battery if with_battery is None else with_battery:
-            verdicts = {}
-            for server in servers:
-                if server.id in unsupported:
-                    continue
-                with ServerProcess(server, ServerOptions(host=host), cpus=server_cpus, netns=netns) as srv:
-                    srv.verify()
-                    verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery(host, srv.port)]
-                passed = sum(v["passed"] for v in verdicts[server.id])
-                progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
-            writer.write_json("battery.json", verdicts)
-        for row in writer.flag_outliers():
-            progress(f"outlier: {row['server']} {row['tool']} {row['mode']} c={row['connections']} "
-                     f"w={row['work_ms']:g} p={row['pipeline']} repeat {row['repeat']}: {row['rps']:,.0f} req/s, "
-                     f"more than {100 * OUTLIER_FRACTION:.0f}% from its point's median ({row['raw_file']})")
+            for (work_ms, backlog, _), group in groups.items():
+                yield Unit(server, group, ServerOptions(work_ms=work_ms, backlog=backlog or None),
+                           note={"work_ms": work_ms, "backlog": backlog})
+
+    def measure(self, run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
+        return measure(run, srv, point, repeat)
+
+    def describe(self, row: dict) -> str:
+        served = (f"served {row['conns_served']}/{row['connections']}  " if row["conns_served"] is not None else "")
+        return (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  {served}"
+                f"srv {row['server_cpu_us_per_req'] or 0:.1f} µs/req  wrk/ab cpu {row['client_cpu_pct']:.0f}%")
+
+    def finish(self, run: Run) -> None:
         unserved = sorted({(r["server"], r["connections"], r["work_ms"], r["pipeline"])
-                           for r in writer.rows if r.get("unserved")})
+                           for r in run.writer.rows if r.get("unserved")})
         for server_id, c, w, p in unserved:
-            progress(f"unserved: {server_id} at c={c} w={w:g} p={p}: some connections never got an answer")
-        meta.update(finished_at=_now(), unsupported=unsupported, stops=stops, load_commands=commands)
-        writer.write_json("meta.json", meta)
-        return writer.commit()
-    except BaseException as exc:
-        failed = writer.abandon(f"{exc.__class__.__name__}: {exc}")
-        progress(f"run abandoned ({exc.__class__.__name__}); partial output kept in {failed}; "
-                 f"{dest} untouched")
-        raise
+            run.progress(f"unserved: {server_id} at c={c} w={w:g} p={p}: some connections never got an answer")
+        if not self.with_battery:
+            return
+        verdicts = {}
+        for server in self.servers:
+            if server.id in run.unsupported:
+                continue
+            with ServerProcess(server, ServerOptions(host=run.host), cpus=run.server_cpus, netns=run.netns) as srv:
+                srv.verify()
+                verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery(run.host, srv.port)]
+            passed = sum(v["passed"] for v in verdicts[server.id])
+            run.progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
+        run.writer.write_json("battery.json", verdicts)
 
 
-def measure(writer: DatasetWriter, srv: ServerProcess, point: Point, profile: Profile, repeat: int,
-            client_cpus: str, run_id: str, commands: list[dict] | None = None) -> dict:
+class _Recorded(contextlib.AbstractContextManager):
+    """The delay link, entered for the whole run, and described in meta.json."""
+
+    def __init__(self, link, run: Run):
+        self.link, self.run = link, run
+
+    def __enter__(self):
+        link = self.link.__enter__()
+        self.run.meta["link"] = {
+            "rtt_ms": link.rtt_ms, "measured_rtt_ms": round(link.measured_rtt_ms, 2),
+            "rate_mbit": link.rate_mbit, "server_host": link.server_host,
+            "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
+                   "forwards every packet between two TUN devices after rtt/2"}
+        return link
+
+    def __exit__(self, *exc):
+        return self.link.__exit__(*exc)
+
+
+def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, with_battery: bool | None = None,
+             **kwargs) -> Path:
+    """Measure a plan under the smoke or full profile; return the dataset's folder."""
+    return runner.run(HttpExperiment(plan, with_battery), profile_name, dest, **kwargs)
+
+
+class _ConnProbe(runner.Probe):
+    """Bytes the kernel received per connection (who was served), sampled over the run."""
+
+    def __init__(self, port: int, cpus: str | None):
+        self.sampler = sampler.ConnSampler(port, cpus=cpus)
+
+    def start(self) -> None:
+        self.sampler.start()
+
+    def stop(self):
+        return self.sampler.stop(), self.sampler.samples
+
+
+class _TcpProbe(runner.Probe):
+    """The machine's TCP counters (listen overflows, resets), before and after."""
+
+    def start(self) -> None:
+        self.before = sampler.tcp_counters()
+
+    def stop(self) -> dict:
+        return {k: v - self.before.get(k, 0) for k, v in sampler.tcp_counters().items()}
+
+
+def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
     driver = drivers.get(point.tool)
     server = srv.server
-    base = ["taskset", "-c", client_cpus] if client_cpus else []
     n = f"-n{point.requests}" if point.requests else ""
     b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
         + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
-
-    # Warm-up: the same load, shorter; its output is kept too, but never measured.
-    warm = load_spec(point, profile.warmup_s, warmup=True)
-    argv = base + driver.argv(warm, srv.url)
-    started = _now()
-    output, code, _, _ = run_load(argv, driver.env(warm), profile.warmup_s + 60)
-    writer.write_raw(stem + ".warmup.txt", raw_text(argv, driver.env(warm), output, code, started))
-
-    wait_quiet(profile.quiet_wait_s)
-    spec = load_spec(point, profile.duration_s)
-    argv = base + driver.argv(spec, srv.url)
-    started = _now()
-    tcp0 = sampler.tcp_counters()
-    sampling = sampler.GroupSampler(srv.pid, cpu_group=srv.cpu_group).start()
-    conns = sampler.ConnSampler(srv.port, cpus=client_cpus).start()
-    output, code, client_cpu, wall = run_load(argv, driver.env(spec), profile.duration_s * 4 + 120)
-    received = conns.stop()
-    usage = sampling.stop()
-    tcp = {k: v - tcp0.get(k, 0) for k, v in sampler.tcp_counters().items()}
-    raw_file = writer.write_raw(stem + ".txt", raw_text(argv, driver.env(spec), output, code, started))
-    result = driver.parse(output, code)
-    if commands is not None:
-        commands.append({"raw_file": raw_file, "env": driver.env(spec), "argv": metadata.portable(argv)})
-
-    client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
-    served = served_columns(point, result, received, conns.samples)
-    foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
-    row = {
+    warm = load_spec(point, run.profile.warmup_s, warmup=True)
+    spec = load_spec(point, run.profile.duration_s)
+    load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
+                measured=run.client_prefix + driver.argv(spec, srv.url),
+                env=driver.env(spec), threads=spec.threads, timeout_s=run.profile.duration_s * 4 + 120)
+    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus), "tcp": _TcpProbe()})
+    result = driver.parse(m.output, m.code)
+    received, samples = m.probes["conns"]
+    tcp = m.probes["tcp"]
+    usage = m.usage
+    return {
         "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
         "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
         "requested": point.requests, "backlog": point.backlog, "pipeline": point.pipeline,
         **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
         "ok": result.ok, "failure": result.failure,
-        "server_cpu_s": usage.cpu_s,
+        **runner.load_columns(m),
         "server_cpu_us_per_req": (1e6 * usage.cpu_s / result.requests) if result.requests else None,
-        "server_cpu_pct": 100.0 * usage.cpu_s / usage.wall_s if usage.wall_s else None,
-        "server_rss_kib_max": usage.rss_kib_max, "pss_kib": usage.pss_kib_max,
-        "server_threads_max": usage.threads_max,
-        "server_procs_max": usage.procs_max, "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
-        "client_cpu_pct": client_pct, "generator_bound": client_pct >= GENERATOR_BOUND_PCT * min(spec.threads, cpu_count(client_cpus)),
-        "foreign_cpu_cores": foreign, "noisy": foreign > NOISY_FOREIGN_CORES,
-        **served, "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
+        "pss_kib": usage.pss_kib_max, "server_procs_max": usage.procs_max,
+        "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
+        **served_columns(point, result, received, samples),
+        "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
         "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
         "tcp_abort_on_close": tcp.get("TCPAbortOnClose"),
-        "raw_file": raw_file, "server_cpus": srv.cpus or "", "client_cpus": client_cpus or "",
-        "profile": profile.name, "run_id": run_id, "started_at": started,
+        "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
+        "profile": run.profile.name, "run_id": run.run_id,
     }
-    writer.add_row(row)
-    return row

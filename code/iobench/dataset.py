@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import plans
+from .report import REQUIRED, value_in
 from .profiles import DATA, current
 
 KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline"]
@@ -84,18 +85,20 @@ class Dataset:
         ).reset_index()
         return agg
 
+    def table(self) -> pd.DataFrame:
+        """The summary's columns a terminal shows (iobench show, obtain)."""
+        cols = ["server", "tool", "mode", "connections", "work_ms", "pipeline", "repeats", "rps", "rps_min",
+                "rps_max", "p99_ms", "cpu_us_per_req", "conns_served", "errors", "generator_bound", "outliers"]
+        return self.summary()[cols].round(2)
+
     def raw(self, raw_file: str) -> str:
         return (self.path / raw_file).read_text()
 
-    def value(self, server: str, column: str = "rps", **where) -> float:
-        """One median from the summary, for quoting in prose (glue), never typed by hand."""
-        s = self.summary()
-        sel = s[s["server"] == server]
-        for k, v in where.items():
-            sel = sel[sel[k] == v]
-        if len(sel) != 1:
-            raise KeyError(f"{len(sel)} summary rows match server={server} {where}")
-        return float(sel.iloc[0][column])
+    def value(self, column: str = "rps", default=REQUIRED, **where) -> float:
+        """One median from the summary, for quoting in prose (glue), never typed by hand:
+        ds.value("rps", server="nginx", connections=40). A point this run did not measure
+        is a KeyError, or `default` if given (report.value_in)."""
+        return value_in(self.summary(), column, default, **where)
 
 
 def load(path: Path, shown_under: str = "replay") -> Dataset:
@@ -121,9 +124,19 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
     return Dataset(path.name, path, df, meta, battery, shown_under)
 
 
+def reader(name: str):
+    """The loader for a dataset's kind: echo datasets (echo.load) have a table of their own."""
+    if name in plans.ECHO_PLANS:
+        from .echo import load as load_echo
+        return load_echo
+    return load
+
+
 def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:
-    """What a notebook cell calls: replay data/<name>, or run the plan under smoke/full."""
+    """What a notebook cell calls: replay data/<name>, or measure it under smoke/full.
+    An echo dataset comes back as an echo.EchoDataset."""
     profile = profile or current()
+    read = reader(name)
     if profile == "replay":
         path = DATA / name
         if not path.exists():
@@ -131,7 +144,7 @@ def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:
                 f"data/{name} holds no captured run yet. Measure it with\n"
                 f"    python -m iobench run {name} --profile full\n"
                 f"or show a brief live run with IOBENCH_PROFILE=smoke.")
-        return load(path, "replay")
-    from .bench import run_plan
+        return read(path, "replay")
+    from .runner import run
 
-    return load(run_plan(plans.get(name), profile, **run_kwargs), profile)
+    return read(run(plans.experiment(name), profile, **run_kwargs), profile)

@@ -6,6 +6,7 @@ given a free port by the harness and are ready when that port accepts.
 """
 from __future__ import annotations
 
+import enum
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -29,6 +30,19 @@ class ServerOptions:
     backlog: int | None = None  # listen(2) backlog, where the server takes --backlog
 
 
+class Ready(enum.Enum):
+    """How the harness knows a server is listening."""
+    LINE = "prints READY port=N on stdout (the contract)"
+    PORT = "its port accepts connections (the harness picks a free port: nginx)"
+
+
+class Verify(enum.Enum):
+    """What its first answer must be before any load is measured."""
+    CONTRACT = "GET / answers 200 with the book's body"
+    ANSWERS = "GET / answers something that starts like HTTP/1.1 200 (kept as a source published it)"
+    BY_EXPERIMENT = "the experiment checks it (echo servers: a message echoed byte-exact)"
+
+
 @dataclass(frozen=True)
 class Server:
     id: str
@@ -37,11 +51,16 @@ class Server:
     summary: str
     argv: Callable[[ServerOptions, Path], list[str]]
     build: tuple[str, ...] = ()        # a `make` command line (arguments) that builds it
-    ready: str = "line"                # "line": READY port=N on stdout; "port": port accepts
+    ready: Ready = Ready.LINE
     supports: frozenset[str] = field(default_factory=frozenset)  # work_ms, spin_us, pool
     baseline: bool = False
-    conforms: bool = True              # False: kept as a source published it (no battery, loose verify)
+    verify: Verify = Verify.CONTRACT
     prepare: Callable[[ServerOptions, Path], None] | None = None  # writes config into a workdir
+
+    @property
+    def conforms(self) -> bool:
+        """Follows the book's contract: verified strictly, and put through the battery."""
+        return self.verify is Verify.CONTRACT
 
 
 # ---- baselines --------------------------------------------------------------------------
@@ -104,7 +123,7 @@ def register(server: Server) -> Server:
 register(Server(
     id="nginx", model="event loop (epoll), one worker", lang="C", baseline=True,
     summary="nginx with one worker process and a generated config: the real-world anchor",
-    argv=_nginx_argv, prepare=_nginx_prepare, ready="port"))
+    argv=_nginx_argv, prepare=_nginx_prepare, ready=Ready.PORT))
 register(Server(
     id="python-http-server", model="thread per connection (ThreadingHTTPServer)", lang="Python",
     baseline=True,
@@ -207,7 +226,7 @@ def java_server(server_id: str, main_class: str, model: str, summary: str, pool:
     supports = {"work_ms"} if seed else {"work_ms", "spin_us"} | ({"pool"} if pool else set())
     return Server(id=server_id, model=model, lang="Java", summary=summary,
                   argv=java_argv(main_class, seed), build=JAVA_BUILD, supports=frozenset(supports),
-                  conforms=not seed)
+                  verify=Verify.ANSWERS if seed else Verify.CONTRACT)
 
 
 # id, class, model, summary, has a pool (--pool)
@@ -251,6 +270,31 @@ for _id, _class, _model, _summary, _pool in JAVA_SERVERS:
     register(java_server(_id, _class, _model, _summary, _pool))
 for _id, _class, _model, _summary in JAVA_SEED_SERVERS:
     register(java_server(_id, _class, _model, _summary, pool=False, seed=True))
+
+
+# ---- the echo servers (the Mina vs Netty chapter; started by echorun.py) ----------------------
+
+@dataclass(frozen=True)
+class EchoServer:
+    id: str
+    framework: str
+    version: str
+    main_class: str
+    nagle_default: bool  # True: the framework leaves Nagle on unless told otherwise
+
+
+ECHO_SERVERS = {s.id: s for s in (
+    EchoServer("mina-2.0.7", "Mina", "2.0.7", "iom.echo.MinaEcho", True),
+    EchoServer("netty-3.6.2", "Netty", "3.6.2.Final", "iom.echo.Netty3Echo", True),
+    EchoServer("mina-2.2.10", "Mina", "2.2.10", "iom.echo.MinaEcho", True),
+    EchoServer("netty-4.2.20", "Netty", "4.2.20.Final", "iom.echo.Netty4Echo", False),
+)}
+
+
+def ids(lang: str, baseline: bool = False, conforms: bool = True) -> tuple[str, ...]:
+    """The ids of a language's servers, in the order registered (the order of every table)."""
+    return tuple(s.id for s in SERVERS.values()
+                 if s.lang == lang and s.baseline == baseline and s.conforms == conforms)
 
 
 def get(server_id: str) -> Server:

@@ -40,16 +40,17 @@ OUTLIER_FRACTION = 0.20
 POINT_KEYS = ("server", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline")
 
 
-def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION) -> list[dict]:
-    """Set each row's `outlier`: its rps is more than `fraction` from the median rps of the
-    successful repeats of its point (with at least three). Failed runs are outliers too
+def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION, keys: tuple[str, ...] = POINT_KEYS,
+                  value: str = "rps") -> list[dict]:
+    """Set each row's `outlier`: its value (rps) is more than `fraction` from the median of
+    the successful repeats of its point (with at least three). Failed runs are outliers too
     when their point has others. Returns the flagged rows."""
     points: dict[tuple, list[dict]] = {}
     for row in rows:
-        points.setdefault(tuple(row.get(k) for k in POINT_KEYS), []).append(row)
+        points.setdefault(tuple(row.get(k) for k in keys), []).append(row)
     flagged = []
     for group in points.values():
-        ok = sorted(r["rps"] for r in group if r.get("ok"))
+        ok = sorted(r[value] for r in group if r.get("ok"))
         for row in group:
             row["outlier"] = False
         if len(group) < 3 or not ok:
@@ -57,7 +58,7 @@ def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION) -> list[
         mid = len(ok) // 2
         median = ok[mid] if len(ok) % 2 else (ok[mid - 1] + ok[mid]) / 2
         for row in group:
-            if not row.get("ok") or (median > 0 and abs(row["rps"] - median) > fraction * median):
+            if not row.get("ok") or (median > 0 and abs(row[value] - median) > fraction * median):
                 row["outlier"] = True
                 flagged.append(row)
     return flagged
@@ -139,8 +140,8 @@ class DatasetWriter:
         # The CSV in staging always reflects every row so far (handy when a run dies).
         atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
 
-    def flag_outliers(self) -> list[dict]:
-        flagged = flag_outliers(self.rows)
+    def flag_outliers(self, keys: tuple[str, ...] = POINT_KEYS, value: str = "rps") -> list[dict]:
+        flagged = flag_outliers(self.rows, keys=keys, value=value)
         atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
         return flagged
 

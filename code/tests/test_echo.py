@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from iobench import drivers, echo
-from iobench.echo import ECHO_SERVERS, EchoPoint, read_stats, server_entry, stats_summary, verify_echo
+from iobench import drivers, echo, echorun, plans
+from iobench.echo import ECHO_SERVERS, read_stats, stats_summary
+from iobench.echorun import server_entry, verify_echo
+from iobench.plans import EchoPoint
 from iobench.lifecycle import ServerError, ServerProcess
 from iobench.manifest import CODE, ServerOptions
 
@@ -66,14 +68,14 @@ def test_prune_series_keeps_one_compressed_series_per_chapter_experiment_and_not
             (d / f"x-r{r}.reads.csv").write_text("chunk_bytes,buffer_bytes,events\n5120,8192,1\n")
             (d / f"x-r{r}.reads.csv.series.csv").write_text("t_us,conn,chunk_bytes,buffer_bytes\n1,1,5120,8192\n")
     (tmp_path / "meta.json").write_text("{}")
-    assert echo.prune_series(tmp_path) == 4
+    assert echorun.prune_series(tmp_path) == 4
     assert not list(raw.rglob("*.series.csv"))
     kept = list(raw.rglob("*.series.csv.gz"))
     assert [k.relative_to(raw).as_posix() for k in kept] == ["partial/mina-2.0.7/x-r1.reads.csv.series.csv.gz"]
     assert gzip.decompress(kept[0].read_bytes()).startswith(b"t_us,")
     assert len(list(raw.rglob("*.reads.csv"))) == 4  # the histograms always stay
     assert "removed" in json.loads((tmp_path / "meta.json").read_text())["series_pruned"]
-    assert echo.prune_series(tmp_path) == 0
+    assert echorun.prune_series(tmp_path) == 0
 
 
 def test_wire_limit_counts_segments():
@@ -82,11 +84,11 @@ def test_wire_limit_counts_segments():
 
 
 def test_sweep_plan_interleaves_the_four_versions():
-    sizes = [p.size for p in echo.SWEEP.points if p.link == "lo"]
-    assert sorted(set(sizes)) == list(echo.SIZES)
-    first = [p.server for p in echo.SWEEP.points[:4]]
+    sizes = [p.size for p in plans.SWEEP.points if p.link == "lo"]
+    assert sorted(set(sizes)) == list(plans.SIZES)
+    first = [p.server for p in plans.SWEEP.points[:4]]
     assert first == list(echo.VERSIONS)  # every size runs all four before the next size
-    assert len({p.stem(1) for p in echo.EXPERIMENTS.points}) == len(echo.EXPERIMENTS.points)
+    assert len({p.stem(1) for p in plans.EXPERIMENTS.points}) == len(plans.EXPERIMENTS.points)
 
 
 # ---- the servers ----------------------------------------------------------------------------
@@ -152,12 +154,12 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     except LinkUnavailable as exc:
         pytest.skip(f"no veth link here: {exc}")
     import dataclasses
-    forced = echo._pinned(4096)
-    plan = dataclasses.replace(echo.EXPERIMENTS, points=(
+    forced = plans._pinned(4096)
+    plan = dataclasses.replace(plans.EXPERIMENTS, points=(
         EchoPoint("mina-2.0.7", 5120, "veth", flags=forced, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "veth", connections=1, flags=forced, capture="tcpdump", experiment="trace"),
         EchoPoint("netty-4.2.20", 5120, "lo", capture="jfr", experiment="alloc")))
-    path = echo.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
+    path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
     ds = echo.load(path, "smoke")
     assert len(ds.df) == 3 and ds.df["ok"].all()
     assert (ds.df["errors"] == 0).all()
@@ -205,10 +207,10 @@ def test_without_root_the_veth_points_are_skipped_and_said_so(built, tmp_path, m
         raise LinkUnavailable("network namespaces and veth devices need root (euid is not 0)")
 
     monkeypatch.setattr(VethLink, "check_available", staticmethod(unavailable))
-    plan = dataclasses.replace(echo.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
+    plan = dataclasses.replace(plans.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
                                                    EchoPoint("netty-4.2.20", 1024, "veth")), smoke_points=())
     said = []
-    path = echo.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
+    path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
     ds = echo.load(path, "smoke")
     assert list(ds.df["link"]) == ["lo"]
     assert "need root" in ds.meta["skipped"]["veth"]

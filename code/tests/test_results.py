@@ -202,7 +202,7 @@ def test_ctrl_c_during_a_run_stops_the_server_and_keeps_the_data(tmp_path):
 
 
 def test_generator_cores_come_from_the_taskset_list():
-    from iobench.bench import cpu_count
+    from iobench.runner import cpu_count
     assert cpu_count("1") == 1
     assert cpu_count("0-1") == 2
     assert cpu_count("1,3-5") == 4

@@ -1,0 +1,115 @@
+"""One runner for every experiment: the generator-bound rule lives in one place and holds
+for echo rows too; `iobench serve` starts and stops every server of the manifest; the
+harness's modules stay small."""
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench import echorun, http, manifest, plans, runner
+from iobench.bench import HttpExperiment
+from iobench.procs import EXIT_UNSUPPORTED, port_is_listening, process_group_pids
+
+CODE = Path(__file__).resolve().parents[1]
+IOBENCH = CODE / "bin" / "iobench"
+
+
+# ---- the generator-bound rule --------------------------------------------------------------
+
+def test_generator_bound_counts_the_threads_the_generator_has_and_may_use():
+    # One thread, unpinned on a 2-core machine: 95 % of one core is the bottleneck. The echo
+    # runner used to multiply by every CPU and could never flag an unpinned echo row.
+    assert runner.generator_bound(95.0, threads=1, client_cpus=None)
+    assert runner.generator_bound(95.0, threads=1, client_cpus="1")
+    assert not runner.generator_bound(85.0, threads=1, client_cpus="1")
+    # Eight wrk threads pinned to one core: one core's worth is the limit.
+    assert runner.generator_bound(92.0, threads=8, client_cpus="1")
+    assert not runner.generator_bound(92.0, threads=2, client_cpus="0-1")
+
+
+def test_the_rule_and_its_threshold_are_written_once():
+    harness = CODE / "iobench"
+    users = [p.name for p in sorted(harness.glob("*.py"))
+             if re.search(r"GENERATOR_BOUND_PCT\s*\*|client_pct\s*>=", p.read_text())]
+    assert users == ["runner.py"]
+
+
+def test_every_dataset_is_an_experiment_of_the_one_runner():
+    for name in plans.names():
+        ex = plans.experiment(name)
+        assert isinstance(ex, runner.Experiment) and ex.dataset == name
+    assert isinstance(plans.experiment("c-servers"), HttpExperiment)
+    assert isinstance(plans.experiment("echo-sweep"), echorun.EchoExperiment)
+    with pytest.raises(KeyError, match="unknown dataset 'nope'; known: .*echo-sweep"):
+        plans.experiment("nope")
+
+
+def test_server_ids_are_written_once():
+    assert plans.C_SERVERS.servers[1:] == tuple(s for s in manifest.SERVERS if s.startswith("c-"))
+    assert plans.JAVA_SERVERS.servers[1:] == manifest.ids("Java")
+    assert plans.ECHO_VERSIONS == tuple(manifest.ECHO_SERVERS)
+
+
+def test_no_harness_module_is_over_400_lines():
+    long = {p.name: n for p in (CODE / "iobench").glob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
+
+
+# ---- iobench serve -------------------------------------------------------------------------
+
+def read_ready(proc: subprocess.Popen, timeout: float = 60.0) -> int | None:
+    """The port from serve's READY line, or None if it exited first."""
+    deadline = time.monotonic() + timeout
+    buf = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                return None
+            buf += chunk
+            m = re.search(rb"^READY port=(\d+)$", buf, re.M)
+            if m:
+                return int(m.group(1))
+        elif proc.poll() is not None:
+            return None
+    raise AssertionError(f"no READY line within {timeout:g} s: {buf!r}")
+
+
+@pytest.mark.parametrize("server_id", list(manifest.SERVERS) + list(manifest.ECHO_SERVERS))
+def test_serve_starts_a_server_by_id_and_ctrl_c_stops_all_of_it(server_id):
+    proc = subprocess.Popen([str(IOBENCH), "serve", server_id, "--work-ms", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        port = read_ready(proc)
+        if port is None:
+            code = proc.wait(10)
+            if code == EXIT_UNSUPPORTED:
+                pytest.skip(f"{server_id}: not supported on this machine")
+            raise AssertionError(f"serve {server_id} exited {code}: {proc.stderr.read().decode()[-800:]}")
+        server = manifest.SERVERS.get(server_id)
+        if server is not None and server.conforms:
+            resp = http.get("127.0.0.1", port, "/", timeout=5)
+            assert (resp.status, resp.body) == (200, http.BODY)
+        else:
+            assert port_is_listening("127.0.0.1", port)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        assert proc.wait(30) == 0, proc.stderr.read().decode()[-800:]
+        assert b"stopped (exit 0)" in proc.stderr.read()
+        assert not port_is_listening("127.0.0.1", port)
+        assert process_group_pids(proc.pid) == []
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_serve_names_the_servers_it_knows_when_given_another():
+    p = subprocess.run([str(IOBENCH), "serve", "c-nonesuch"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "unknown server id 'c-nonesuch'; known:" in p.stderr and "c-epoll" in p.stderr
