@@ -1,0 +1,54 @@
+"""What the chapters compute from a summary to quote it in prose: one value, a count in
+words, a list in English. Tested here once, instead of a helper per page.
+
+    value_in(summary, "rps", server="c-epoll", connections=40)        one number, or KeyError
+    value_in(summary, "rps", default=nan, server="c-uring")          NaN where the point is absent
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+REQUIRED = object()  # value_in's default: a missing point is an error, not a number
+WORDS = "no one two three four five six seven eight nine ten eleven twelve".split()
+
+
+def value_in(frame, column: str, default=REQUIRED, **where) -> float:
+    """The one row of frame where every column named in `where` has the given value (a
+    column missing from the frame, or the index, matches by the index: frame.loc[...]):
+    its `column`, as a float. No such row or column: `default` if given (NaN for a point a
+    smoke run does not measure), else KeyError. More than one row: always KeyError."""
+    sel = frame
+    for k, v in where.items():
+        if k in sel.columns:
+            sel = sel[sel[k] == v]
+        else:
+            sel = sel[sel.index == v]
+    if len(sel) == 1 and (column in sel.columns or default is REQUIRED):
+        return float(sel.iloc[0][column])
+    if len(sel) == 1:  # a column this run did not measure (a smoke run's pivot)
+        return default
+    if len(sel) == 0 and default is not REQUIRED:
+        return default
+    raise KeyError(f"{len(sel)} rows match {where}")
+
+
+def words(n: int) -> str:
+    """Small counts as words, as prose writes them: 0 -> "no", 3 -> "three", 14 -> "14"."""
+    return WORDS[n] if 0 <= n < len(WORDS) else str(n)
+
+
+def listing(names: Iterable[str]) -> str:
+    """["a"] -> "a"; ["a", "b", "c"] -> "a, b and c"."""
+    names = list(names)
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
+    """A server's battery result as a clause ("passes all nine cases", "fails two of the
+    nine cases (a and b)") and the cases it failed."""
+    failed = [v["case"] for v in verdicts if not v["passed"]]
+    if not verdicts:
+        return "was not checked by the battery", failed
+    if not failed:
+        return f"passes all {words(len(verdicts))} cases", failed
+    return f"fails {words(len(failed))} of the {words(len(verdicts))} cases ({listing(failed)})", failed

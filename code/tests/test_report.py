@@ -1,0 +1,48 @@
+"""The helpers chapters quote numbers with (iobench/report.py)."""
+import math
+
+import pandas as pd
+import pytest
+
+from iobench.report import battery_verdict, listing, value_in, words
+
+S = pd.DataFrame({"server": ["c-epoll", "c-epoll", "nginx"], "connections": [40, 1000, 40],
+                  "rps": [100.0, 90.0, 120.0]})
+
+
+def test_value_in_picks_the_one_matching_row():
+    assert value_in(S, "rps", server="c-epoll", connections=1000) == 90.0
+    assert value_in(S, "rps", server="nginx") == 120.0
+
+
+def test_value_in_a_missing_point_is_an_error_unless_a_default_is_given():
+    with pytest.raises(KeyError, match="0 rows match"):
+        value_in(S, "rps", server="c-uring")
+    assert math.isnan(value_in(S, "rps", default=float("nan"), server="c-uring"))
+
+
+def test_value_in_never_picks_one_of_several_rows():
+    with pytest.raises(KeyError, match="2 rows match"):
+        value_in(S, "rps", default=float("nan"), server="c-epoll")
+
+
+def test_value_in_matches_the_index_for_a_name_that_is_not_a_column():
+    pivot = S.pivot(index="server", columns="connections", values="rps")
+    assert value_in(pivot, 1000, server="c-epoll") == 90.0
+    assert math.isnan(value_in(pivot, 40, default=float("nan"), server="c-uring"))
+    assert math.isnan(value_in(pivot, 400, default=float("nan"), server="c-epoll"))  # not measured
+    with pytest.raises(KeyError):
+        value_in(pivot, 400, server="c-epoll")
+
+
+def test_words_and_listing():
+    assert [words(n) for n in (0, 1, 12, 13)] == ["no", "one", "twelve", "13"]
+    assert listing([]) == "" and listing(["a"]) == "a" and listing(["a", "b", "c"]) == "a, b and c"
+
+
+def test_battery_verdict():
+    ok = {"case": "a", "passed": True}
+    bad = {"case": "b", "passed": False}
+    assert battery_verdict([]) == ("was not checked by the battery", [])
+    assert battery_verdict([ok, ok]) == ("passes all two cases", [])
+    assert battery_verdict([ok, bad]) == ("fails one of the two cases (b)", ["b"])
