@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book test system setup kernels constraints code unit site-test lab bench clean distclean help
+.PHONY: book test system setup kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -59,6 +59,15 @@ test: setup code unit
 	rm -rf _build/test
 	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test
 	$(MAKE) site-test SITE=_build/test/_build/html
+	$(MAKE) glue-check
+
+## The numbers in the prose: a replay build must glue exactly the values of book/glue-values.json.
+# After re-measuring a dataset (or changing what a page computes on purpose), `make glue-snapshot`
+# and commit the snapshot with it: its diff shows every number of the prose that moved.
+glue-check: book
+	python code/tools/glue_values.py . --check book/glue-values.json
+glue-snapshot: book
+	python code/tools/glue_values.py . > book/glue-values.json
 
 unit:
 	python -m pytest -q code/tests -m "not site"

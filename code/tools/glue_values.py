@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Every value the book's pages glue into their prose, from a built book, as JSON.
+
+    code/tools/glue_values.py BUILD_DIR                     print {page: {name: value}}
+    code/tools/glue_values.py BUILD_DIR --check SNAPSHOT    exit 1, naming each change
+
+BUILD_DIR is where code/tools/build-book wrote (_build/ inside it holds the executed
+notebooks). A glued value is what the reader sees: the text/plain of the glue output.
+book/glue-values.json is the snapshot of a replay build (`make glue-snapshot`): a change
+to code that leaves the data alone must leave every glued value alone (`make glue-check`),
+and a re-measured dataset shows, in its commit, exactly which numbers of the prose moved.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def glued(notebook: dict) -> dict[str, str]:
+    """name -> text/plain of every glue output of one executed notebook."""
+    values = {}
+    for cell in notebook.get("cells", []):
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name is None:
+                continue
+            data = out.get("data", {})
+            text = next((v for k, v in data.items() if k.endswith("text/plain")), None)
+            if text is None:  # a figure or other non-text glue: only that it exists counts
+                text = "<" + ", ".join(sorted(k.rsplit("/", 1)[-1] for k in data)) + ">"
+            values[name] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
+def collect(build_dir: Path) -> dict[str, dict[str, str]]:
+    root = Path(build_dir) / "_build" / "jupyter_execute"
+    if not root.is_dir():
+        raise FileNotFoundError(f"no executed notebooks under {root}: build the book first")
+    pages = {}
+    for nb in sorted(root.rglob("*.ipynb")):
+        values = glued(json.loads(nb.read_text()))
+        if values:
+            pages[nb.relative_to(root).with_suffix("").as_posix()] = values
+    return pages
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    """Human-readable differences between two {page: {name: value}} maps."""
+    out = []
+    for page in sorted(set(before) | set(after)):
+        b, a = before.get(page, {}), after.get(page, {})
+        for name in sorted(set(b) | set(a)):
+            if name not in a:
+                out.append(f"{page}: {name} is no longer glued (was {b[name]!r})")
+            elif name not in b:
+                out.append(f"{page}: {name} is new: {a[name]!r}")
+            elif a[name] != b[name]:
+                out.append(f"{page}: {name} changed: {b[name]!r} -> {a[name]!r}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build_dir", type=Path)
+    ap.add_argument("--check", type=Path, metavar="SNAPSHOT", help="compare with this snapshot instead")
+    args = ap.parse_args(argv)
+    after = collect(args.build_dir)
+    if args.check is None:
+        print(json.dumps(after, indent=1, sort_keys=True))
+        return 0
+    diff = changes(json.loads(args.check.read_text()), after)
+    for line in diff:
+        print(line, file=sys.stderr)
+    if diff:
+        print(f"{len(diff)} glued values differ from {args.check}; if the data changed on purpose, "
+              "update the snapshot with `make glue-snapshot` and commit it with the data", file=sys.stderr)
+        return 1
+    n = sum(len(v) for v in after.values())
+    print(f"all {n} glued values of {len(after)} pages as in {args.check}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
