@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-# Load generators run with the repository root as their working directory (bench.run_load),
+# Load generators run with the repository root as their working directory (runner.run_load),
 # so the script's path in every recorded command line is the same on every machine.
 WRK_SCRIPT = "code/iobench/wrk_report.lua"
 
@@ -141,6 +141,29 @@ class Wrk(Driver):
 def _ab_field(output: str, label: str, cast=float):
     m = re.search(rf"^{re.escape(label)}:\s+([\d.]+)", output, re.MULTILINE)
     return cast(m.group(1)) if m else None
+
+
+def ab_connection_times(output: str) -> dict[str, dict[str, float]]:
+    """ab's "Connection Times (ms)" table: for Connect, Processing, Waiting and Total, the
+    min, mean, sd, median and max over the requests that *completed*. A closed loop's
+    clients spend c x duration in requests; what completed requests account for less
+    than that was spent in requests still unanswered when ab stopped, which no other
+    number of its output counts."""
+    rows = re.findall(r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)",
+                      output, re.MULTILINE)
+    keys = ("min", "mean", "sd", "median", "max")
+    return {name: dict(zip(keys, map(float, values))) for name, *values in rows}
+
+
+def unfinished_share(output: str, connections: int) -> float | None:
+    """The share of the clients' time (connections x duration) spent in requests that had no
+    answer when ab stopped: 1 - completed x mean time of a completed request / (c x duration)."""
+    total = ab_connection_times(output).get("Total")
+    done = _ab_field(output, "Complete requests", int)
+    taken = _ab_field(output, "Time taken for tests")
+    if total is None or not done or not taken:
+        return None
+    return max(0.0, 1.0 - done * total["mean"] / 1000.0 / (connections * taken))
 
 
 class Ab(Driver):

@@ -138,3 +138,18 @@ def test_driver_argv_is_a_list_without_shell():
     assert drivers.get("wrk").env(spec) == {"IOBENCH_CONNECTION_CLOSE": "1"}
     ab = drivers.get("ab").argv(drivers.LoadSpec("ab", 10, duration_s=3), "http://127.0.0.1:8080/")
     assert ab[:5] == ["ab", "-t", "3", "-n", "10000000"] and "-k" in ab
+
+
+def test_ab_connection_times_and_the_share_of_time_in_unanswered_requests():
+    from iobench.drivers import ab_connection_times, unfinished_share
+
+    # data/delay-link: 100 clients, 50 ms away; c-epoll, then python's http.server (backlog 5)
+    ok, stuck = ((FIXTURES / f"ab_delay_{n}.txt").read_text() for n in ("ok", "backlog5"))
+    assert ab_connection_times(stuck)["Total"] == {"min": 100.0, "mean": 134.0, "sd": 398.4, "median": 101.0,
+                                                   "max": 8394.0}
+    assert set(ab_connection_times(ok)) == {"Connect", "Processing", "Waiting", "Total"}
+    # every request of the healthy run completed: its clients' time is all in completed requests
+    assert unfinished_share(ok, 100) == pytest.approx(0.0, abs=0.02)
+    # behind a queue of 5, 4,185 requests of 134 ms fill 561 of the 1,001 client-seconds
+    assert unfinished_share(stuck, 100) == pytest.approx(0.44, abs=0.01)
+    assert unfinished_share("ab: connect refused", 1) is None
