@@ -9,7 +9,7 @@
  * context switch here is a few register saves, not a trip through the kernel scheduler.
  *
  * Build: make -C code/c build/c-coroutine     Run: code/c/build/c-coroutine --port 8080
- * Chapter: book/c/coroutines.md
+ * Chapter: book/c/event-loops.md ("Coroutines: blocking code, event-loop waiting")
  */
 #define _GNU_SOURCE
 #include "../common/http.h"

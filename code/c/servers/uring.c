@@ -8,7 +8,7 @@
  * io_uring (or forbids it), as a skip rather than a failure.
  *
  * Build: make -C code/c build/c-uring     Run: code/c/build/c-uring --port 8080
- * Chapter: book/c/io-uring.md
+ * Chapter: book/c/event-loops.md ("io_uring: hand the kernel the IO itself")
  */
 #define _GNU_SOURCE
 #include "../common/http.h"
