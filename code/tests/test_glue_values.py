@@ -10,34 +10,28 @@ import glue_values  # noqa: E402
 
 
 def glue_output(name: str, data: dict) -> dict:
-    # the shape myst-nb's glue() leaves in an executed notebook
+    # one entry of the PAGE.glue.json myst-nb writes: the glue() output, MIME prefix stripped
     return {"output_type": "display_data", "data": data,
             "metadata": {"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}}}
 
 
-NOTEBOOK = {"cells": [
-    {"cell_type": "code", "outputs": [
-        {"output_type": "stream", "name": "stdout", "text": "not glued\n"},
-        glue_output("c_rps", {"application/papermill.record/text/plain": "1,234"}),
-        glue_output("fig", {"application/papermill.record/image/png": "iVBOR...",
-                            "application/papermill.record/text/plain": ["<Figure size 640x480 ", "with 1 Axes>"]}),
-    ]},
-    {"cell_type": "markdown", "source": "x"},
-    {"cell_type": "code", "outputs": [glue_output("img", {"image/png": "iVBOR..."})]},
-]}
+PAGE = {
+    "c_rps": glue_output("c_rps", {"text/plain": "1234.5"}),
+    "fig": glue_output("fig", {"image/png": "iVBOR...", "text/plain": ["<Figure size 640x480 ", "with 1 Axes>"]}),
+    "img": glue_output("img", {"image/png": "iVBOR..."}),
+}
 
 
-def test_glued_reads_every_glue_output_as_the_reader_sees_it():
-    assert glue_values.glued(NOTEBOOK) == {"c_rps": "1,234", "fig": "<Figure size 640x480 with 1 Axes>",
-                                           "img": "<png>"}
+def test_glued_reads_every_value_as_its_text():
+    assert glue_values.glued(PAGE) == {"c_rps": "1234.5", "fig": "<Figure size 640x480 with 1 Axes>", "img": "<png>"}
 
 
-def test_collect_walks_the_executed_notebooks_of_a_build(tmp_path):
-    page = tmp_path / "_build" / "jupyter_execute" / "book" / "c" / "results.ipynb"
+def test_collect_reads_the_glue_files_of_a_build(tmp_path):
+    page = tmp_path / "_build" / "jupyter_execute" / "book" / "c" / "results.glue.json"
     page.parent.mkdir(parents=True)
-    page.write_text(json.dumps(NOTEBOOK))
-    (page.parent / "plain.ipynb").write_text(json.dumps({"cells": []}))
-    assert list(glue_values.collect(tmp_path)) == ["book/c/results"]
+    page.write_text(json.dumps(PAGE))
+    (page.parent / "results.ipynb").write_text("{}")
+    assert glue_values.collect(tmp_path) == {"book/c/results": glue_values.glued(PAGE)}
 
 
 def test_changes_name_every_moved_new_and_vanished_value(tmp_path):
@@ -53,14 +47,14 @@ def test_changes_name_every_moved_new_and_vanished_value(tmp_path):
 
 
 def test_check_fails_and_says_how_to_update_the_snapshot(tmp_path, capsys):
-    page = tmp_path / "_build" / "jupyter_execute" / "p.ipynb"
+    page = tmp_path / "_build" / "jupyter_execute" / "p.glue.json"
     page.parent.mkdir(parents=True)
-    page.write_text(json.dumps(NOTEBOOK))
+    page.write_text(json.dumps(PAGE))
     snap = tmp_path / "snap.json"
-    snap.write_text(json.dumps({"p": {"c_rps": "1,000", "fig": "<Figure size 640x480 with 1 Axes>",
+    snap.write_text(json.dumps({"p": {"c_rps": "1000.0", "fig": "<Figure size 640x480 with 1 Axes>",
                                       "img": "<png>"}}))
     assert glue_values.main([str(tmp_path), "--check", str(snap)]) == 1
     err = capsys.readouterr().err
-    assert "p: c_rps changed: '1,000' -> '1,234'" in err and "make glue-snapshot" in err
+    assert "p: c_rps changed: '1000.0' -> '1234.5'" in err and "make glue-snapshot" in err
     snap.write_text(json.dumps(glue_values.collect(tmp_path)))
     assert glue_values.main([str(tmp_path), "--check", str(snap)]) == 0

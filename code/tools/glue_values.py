@@ -4,8 +4,9 @@
     code/tools/glue_values.py BUILD_DIR                     print {page: {name: value}}
     code/tools/glue_values.py BUILD_DIR --check SNAPSHOT    exit 1, naming each change
 
-BUILD_DIR is where code/tools/build-book wrote (_build/ inside it holds the executed
-notebooks). A glued value is what the reader sees: the text/plain of the glue output.
+BUILD_DIR is where code/tools/build-book wrote: myst-nb leaves every page's glued values
+in _build/jupyter_execute/PAGE.glue.json. A glued value is compared as its text/plain
+(the full repr, before the page's format spec rounds it), so nothing moves unseen.
 book/glue-values.json is the snapshot of a replay build (`make glue-snapshot`): a change
 to code that leaves the data alone must leave every glued value alone (`make glue-check`),
 and a re-measured dataset shows, in its commit, exactly which numbers of the prose moved.
@@ -18,19 +19,16 @@ import sys
 from pathlib import Path
 
 
-def glued(notebook: dict) -> dict[str, str]:
-    """name -> text/plain of every glue output of one executed notebook."""
+def glued(data: dict) -> dict[str, str]:
+    """name -> text/plain of every glued value of one page (myst-nb's PAGE.glue.json, which
+    holds each glue() output with its MIME prefix already stripped)."""
     values = {}
-    for cell in notebook.get("cells", []):
-        for out in cell.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name is None:
-                continue
-            data = out.get("data", {})
-            text = next((v for k, v in data.items() if k.endswith("text/plain")), None)
-            if text is None:  # a figure or other non-text glue: only that it exists counts
-                text = "<" + ", ".join(sorted(k.rsplit("/", 1)[-1] for k in data)) + ">"
-            values[name] = "".join(text) if isinstance(text, list) else text
+    for name, out in data.items():
+        bundle = out.get("data", {})
+        text = bundle.get("text/plain")
+        if text is None:  # a figure or other non-text glue: only what kind it is counts
+            text = "<" + ", ".join(sorted(k.rsplit("/", 1)[-1] for k in bundle)) + ">"
+        values[name] = "".join(text) if isinstance(text, list) else text
     return values
 
 
@@ -38,12 +36,8 @@ def collect(build_dir: Path) -> dict[str, dict[str, str]]:
     root = Path(build_dir) / "_build" / "jupyter_execute"
     if not root.is_dir():
         raise FileNotFoundError(f"no executed notebooks under {root}: build the book first")
-    pages = {}
-    for nb in sorted(root.rglob("*.ipynb")):
-        values = glued(json.loads(nb.read_text()))
-        if values:
-            pages[nb.relative_to(root).with_suffix("").as_posix()] = values
-    return pages
+    return {f.relative_to(root).as_posix().removesuffix(".glue.json"): glued(json.loads(f.read_text()))
+            for f in sorted(root.rglob("*.glue.json"))}
 
 
 def changes(before: dict, after: dict) -> list[str]:
