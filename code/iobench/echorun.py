@@ -25,7 +25,7 @@ import json
 import signal
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from . import drivers, metadata, procs, runner
@@ -340,7 +340,7 @@ def _jfr_views(writer: DatasetWriter, stem: str, jfr: Path) -> None:
         p = subprocess.run([tool, "view", "--width", "200", view, str(jfr)], capture_output=True, text=True,
                            timeout=120)
         writer.write_raw(f"{stem}.jfr-{view}.txt",
-                         raw_text([tool, "view", "--width", "200", view, jfr.name], {}, p.stdout + p.stderr,
+                         runner.raw_text([tool, "view", "--width", "200", view, jfr.name], {}, p.stdout + p.stderr,
                                   p.returncode, metadata.now()))
     jfr.unlink()
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import signal
 import socket
 import subprocess
 import sys
