@@ -220,7 +220,8 @@ class EchoPoint:
         return v
 
     def label(self) -> str:
-        return f"{self.server:13s} {self.size:>6} B {self.link:4s} c={self.connections} [{self.variant()}]"
+        """The progress line's description (the runner puts the server id before it)."""
+        return f"{self.size:>6} B {self.link:4s} c={self.connections} [{self.variant()}]"
 
     def stem(self, repeat: int) -> str:
         short = {"--read-buffer": "rb", "--min-read-buffer": "min", "--max-read-buffer": "max",

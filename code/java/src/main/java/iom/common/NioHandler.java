@@ -29,7 +29,17 @@ public final class NioHandler implements Runnable {
     private ByteBuffer out = ByteBuffer.allocate(1024); // responses not yet written (write mode)
     private boolean eof, closing, working;
 
-    public NioHandler(Reactor reactor, SocketChannel channel, Options opts, Executor workers) throws IOException {
+    /**
+     * Make the channel one of the reactor's connections: non-blocking, TCP_NODELAY, and
+     * registered for reads with a new handler as its key's attachment, which is how the
+     * reactor finds the handler to run (Lea's dispatch). Call it on the reactor's thread.
+     */
+    public static NioHandler register(Reactor reactor, SocketChannel channel, Options opts, Executor workers)
+            throws IOException {
+        return new NioHandler(reactor, channel, opts, workers);
+    }
+
+    private NioHandler(Reactor reactor, SocketChannel channel, Options opts, Executor workers) throws IOException {
         this.reactor = reactor;
         this.channel = channel;
         this.opts = opts;

@@ -21,7 +21,7 @@ public final class Reactor implements Runnable {
         try {
             selector = Selector.open();
         } catch (IOException e) {
-            throw Server.fail("Selector.open", e);
+            throw Server.halt("Selector.open", e);
         }
     }
 
@@ -46,7 +46,7 @@ public final class Reactor implements Runnable {
                 }
             }
         } catch (IOException e) {
-            throw Server.fail("select", e);
+            throw Server.halt("select", e);
         }
     }
 

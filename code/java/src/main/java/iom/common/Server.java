@@ -26,7 +26,7 @@ public final class Server {
         try {
             return new InetSocketAddress(InetAddress.getByName(opts.host), opts.port);
         } catch (UnknownHostException e) {
-            throw fail("resolve " + opts.host, e);
+            throw halt("resolve " + opts.host, e);
         }
     }
 
@@ -40,11 +40,11 @@ public final class Server {
                 s.bind(addr, opts.backlog);
             } catch (IOException e) {
                 s.close();
-                throw fail("bind " + opts.host + ":" + opts.port, e);
+                throw halt("bind " + opts.host + ":" + opts.port, e);
             }
             return s;
         } catch (IOException e) {
-            throw fail("socket", e);
+            throw halt("socket", e);
         }
     }
 
@@ -58,11 +58,11 @@ public final class Server {
                 s.bind(addr, opts.backlog);
             } catch (IOException e) {
                 s.close();
-                throw fail("bind " + opts.host + ":" + opts.port, e);
+                throw halt("bind " + opts.host + ":" + opts.port, e);
             }
             return s;
         } catch (IOException e) {
-            throw fail("socket", e);
+            throw halt("socket", e);
         }
     }
 
@@ -116,11 +116,13 @@ public final class Server {
     }
 
     /**
-     * Exit 1 with "error: CALL: reason". While stopping, a failure is the shutdown closing
-     * things under a thread's feet: that thread waits for the hook to halt(0) instead.
-     * Declared to return an exception so callers can write {@code throw fail(...)}.
+     * Never returns: ends the process with exit 1 and "error: CALL: reason" on stderr (the
+     * contract's setup error). While stopping, a failure is the shutdown closing things under
+     * a thread's feet: that thread blocks until the shutdown hook halts with 0 instead.
+     * Declared to return an exception only so that callers write {@code throw halt(...)} and
+     * the compiler knows the code after it is unreachable.
      */
-    public static RuntimeException fail(String call, Throwable e) {
+    public static RuntimeException halt(String call, Throwable e) {
         if (stopping) {
             awaitHalt();
         }

@@ -74,7 +74,7 @@ final class EchoOptions {
         try {
             return new InetSocketAddress(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
-            throw Server.fail("resolve " + host, e);
+            throw Server.halt("resolve " + host, e);
         }
     }
 

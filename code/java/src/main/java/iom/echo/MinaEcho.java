@@ -101,7 +101,7 @@ public final class MinaEcho {
         try {
             acceptor.bind(opts.address());
         } catch (IOException e) {
-            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
         }
         Server.stopOnSignal(acceptor::unbind, () -> acceptor.dispose(true), executor::destroy,
                 () -> stats.save(opts.stats));
@@ -133,7 +133,7 @@ public final class MinaEcho {
             try {
                 config.setMinReadBufferSize(min);
             } catch (IllegalArgumentException e) { // above the maximum
-                throw Server.fail("setMinReadBufferSize", e);
+                throw Server.halt("setMinReadBufferSize", e);
             }
         }
         if (opts.readBuffer > 0) {

@@ -108,7 +108,7 @@ public final class Netty3Echo {
         try {
             server = bootstrap.bind(opts.address());
         } catch (ChannelException e) {
-            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
         }
         channels.add(server);
         Server.stopOnSignal(() -> channels.close().awaitUninterruptibly(), bootstrap::releaseExternalResources,

@@ -117,7 +117,7 @@ public final class Netty4Echo {
         try {
             server = bootstrap.bind(address).sync().channel();
         } catch (Exception e) {
-            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
         }
         channels.add(server);
         Server.stopOnSignal(() -> channels.close().awaitUninterruptibly(),

@@ -34,7 +34,7 @@ public final class Blocking {
             try {
                 BlockingConnection.serve(server.accept(), opts); // everyone else waits until this returns
             } catch (IOException e) {
-                throw Server.fail("accept", e);
+                throw Server.halt("accept", e);
             }
         }
         // END accept-loop

@@ -127,7 +127,7 @@ public final class MinaServer {
         try {
             acceptor.bind(Server.address(opts));
         } catch (IOException e) {
-            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
         }
         Server.stopOnSignal(acceptor::unbind);
         Server.ready(acceptor.getLocalAddress().getPort());

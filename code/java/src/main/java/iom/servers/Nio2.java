@@ -125,7 +125,7 @@ public final class Nio2 {
         try {
             server.bind(address, opts.backlog);
         } catch (IOException e) {
-            throw Server.fail("bind " + opts.host + ":" + opts.port, e);
+            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
         }
         Server.stopOnSignal(server);
         Server.ready(((InetSocketAddress) server.getLocalAddress()).getPort());
@@ -147,7 +147,7 @@ public final class Nio2 {
             @Override
             public void failed(Throwable e, Void unused) {
                 if (!(e instanceof AsynchronousCloseException)) {
-                    throw Server.fail("accept", e);
+                    throw Server.halt("accept", e);
                 }
             }
         });

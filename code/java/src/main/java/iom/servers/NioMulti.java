@@ -47,7 +47,7 @@ public final class NioMulti {
             try {
                 channel = server.accept();
             } catch (IOException e) {
-                throw Server.fail("accept", e);
+                throw Server.halt("accept", e);
             }
             Reactor reactor = reactors[(int) (n % reactors.length)];
             reactor.execute(() -> register(reactor, channel, opts));
@@ -58,7 +58,7 @@ public final class NioMulti {
     /** On the reactor's own thread: make the channel one of its connections. */
     private static void register(Reactor reactor, SocketChannel channel, Options opts) {
         try {
-            new NioHandler(reactor, channel, opts, null);
+            NioHandler.register(reactor, channel, opts, null);
         } catch (IOException e) {
             try {
                 channel.close();

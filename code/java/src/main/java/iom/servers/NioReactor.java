@@ -39,13 +39,13 @@ public final class NioReactor {
             try {
                 channel = server.accept(); // non-blocking: null when another thread was faster
             } catch (IOException e) {
-                throw Server.fail("accept", e);
+                throw Server.halt("accept", e);
             }
             if (channel == null) {
                 return;
             }
             try {
-                new NioHandler(reactor, channel, opts, workers);
+                NioHandler.register(reactor, channel, opts, workers);
             } catch (IOException e) {
                 try {
                     channel.close(); // this client only: the server goes on

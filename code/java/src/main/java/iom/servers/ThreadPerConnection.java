@@ -37,7 +37,7 @@ public final class ThreadPerConnection {
             try {
                 socket = server.accept();
             } catch (IOException e) {
-                throw Server.fail("accept", e);
+                throw Server.halt("accept", e);
             }
             connections.start(() -> BlockingConnection.serve(socket, opts));
         }

@@ -61,7 +61,7 @@ public final class ThreadPool {
             try {
                 queue.put(server.accept()); // waits while the queue is full
             } catch (IOException e) {
-                throw Server.fail("accept", e);
+                throw Server.halt("accept", e);
             }
         }
         // END accept-loop
