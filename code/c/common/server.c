@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -106,6 +107,32 @@ void install_signals(void)
     sa.sa_handler = SIG_IGN;
     if (sigaction(SIGPIPE, &sa, NULL) != 0)
         die("sigaction(SIGPIPE)");
+}
+
+int accept_client(int listen_fd)
+{
+    while (!stop_requested) {
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0)
+            return fd;
+        if (errno != EINTR && errno != ECONNABORTED)
+            die("accept4");
+    }
+    return -1;
+}
+
+void block_stop_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGALRM);
+    int err = pthread_sigmask(SIG_BLOCK, &block, old);
+    if (err) {
+        errno = err;
+        die("pthread_sigmask");
+    }
 }
 
 int listen_socket(const struct options *opts, int reuseport, int nonblocking)

@@ -47,6 +47,16 @@ int listen_socket(const struct options *opts, int reuseport, int nonblocking);
 /* Print "READY port=N" for the bound socket and flush. */
 void announce_ready(int listen_fd);
 
+/* Blocking servers: wait for the next client on listen_fd and return its descriptor
+ * (close-on-exec), or -1 once a stop was requested (SIGTERM, SIGINT). A client that gave
+ * up before it was accepted is skipped; any other failure is fatal. */
+int accept_client(int listen_fd);
+
+/* Block the stop signals (SIGTERM, SIGINT, and the SIGALRM that repeats them) in this
+ * thread, saving its mask in old; threads created meanwhile inherit the block, so that
+ * only the thread that restores the mask is interrupted when a stop is requested. */
+void block_stop_signals(sigset_t *old);
+
 /* The simulated work of one request: sleep work_ms, then spin spin_us. */
 void do_work(const struct options *opts);
 

@@ -20,10 +20,8 @@
 
 static void reap_children(void)
 {
-    int saved = errno; /* callers still need accept's errno */
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
-    errno = saved;
 }
 
 int main(int argc, char **argv)
@@ -36,14 +34,8 @@ int main(int argc, char **argv)
     announce_ready(lfd);
 
     // BEGIN accept-loop
-    while (!stop_requested) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    for (int fd; (fd = accept_client(lfd)) >= 0;) {
         reap_children();
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            die("accept4");
-        }
         pid_t pid = fork();
         if (pid == 0) { /* child: serve this one client, then exit */
             close(lfd);

@@ -23,15 +23,8 @@
 
 static _Noreturn void worker(int lfd, const struct options *opts)
 {
-    while (!stop_requested) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            die("accept4");
-        }
+    for (int fd; (fd = accept_client(lfd)) >= 0;)
         serve_connection(fd, opts);
-    }
     _exit(0);
 }
 

@@ -279,12 +279,8 @@ int main(int argc, char **argv)
             opts.port = ntohs(a.sin_port);
         }
     }
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGALRM); /* stop-request wake-ups go to the main thread */
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    block_stop_signals(&old); /* stop requests wake the main thread's loop only */
     for (int i = 1; i < threads; i++) {
         pthread_t tid;
         int err = pthread_create(&tid, NULL, run_loop, loops[i]);

@@ -12,8 +12,6 @@
 #define _GNU_SOURCE
 #include "../common/server.h"
 
-#include <errno.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -25,15 +23,8 @@ int main(int argc, char **argv)
     announce_ready(lfd);
 
     // BEGIN accept-loop
-    while (!stop_requested) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            die("accept4");
-        }
+    for (int fd; (fd = accept_client(lfd)) >= 0;)
         serve_connection(fd, &opts); /* everyone else waits until this returns */
-    }
     // END accept-loop
     close(lfd);
     return 0;

@@ -45,25 +45,15 @@ int main(int argc, char **argv)
         errno = err;
         die("pthread_attr");
     }
-    /* Connection threads inherit this mask: SIGTERM must reach the acceptor, so that
-     * accept() returns EINTR and the server stops. */
-    sigset_t term, normal;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigaddset(&term, SIGINT);
-    sigaddset(&term, SIGALRM); /* stop-request wake-ups go to the main thread */
+    /* SIGTERM must reach the acceptor, so that accept() returns EINTR and the server
+     * stops: each connection thread is created with the stop signals blocked. */
     announce_ready(lfd);
 
     // BEGIN accept-loop
-    while (!stop_requested) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            die("accept4");
-        }
+    for (int fd; (fd = accept_client(lfd)) >= 0;) {
         pthread_t tid;
-        pthread_sigmask(SIG_BLOCK, &term, &normal);
+        sigset_t normal;
+        block_stop_signals(&normal); /* the new thread inherits the block: stops reach only us */
         err = pthread_create(&tid, &attr, connection_thread, (void *)(intptr_t)fd);
         pthread_sigmask(SIG_SETMASK, &normal, NULL);
         if (err) { /* out of threads: drop this client, keep serving the others */

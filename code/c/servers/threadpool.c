@@ -77,12 +77,8 @@ int main(int argc, char **argv)
     int lfd = listen_socket(&opts, 0, 0);
 
     /* Workers must not take SIGTERM: only the acceptor should see EINTR and stop. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGALRM); /* stop-request wake-ups go to the main thread */
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    block_stop_signals(&old);
     for (int i = 0; i < pool; i++) {
         pthread_t tid;
         int err = pthread_create(&tid, NULL, worker, NULL);
@@ -96,15 +92,8 @@ int main(int argc, char **argv)
     announce_ready(lfd);
 
     // BEGIN accept-loop
-    while (!stop_requested) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            die("accept4");
-        }
+    for (int fd; (fd = accept_client(lfd)) >= 0;)
         queue_put(fd);
-    }
     // END accept-loop
     close(lfd);
     return 0;
