@@ -182,8 +182,11 @@ def test_forked_children_are_stopped_with_the_group():
     assert_gone(pgid, port)
 
 
+# As iobench's command line does: a shell starts background jobs (a nohup'd `make test`, a CI
+# step) with SIGINT ignored, and a Python started that way never raises KeyboardInterrupt.
 HARNESS = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
 from test_lifecycle import contract_server
 from iobench.lifecycle import ServerProcess
