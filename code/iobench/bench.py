@@ -173,13 +173,24 @@ class _ConnProbe(runner.Probe):
 
 
 class _TcpProbe(runner.Probe):
-    """The machine's TCP counters (listen overflows, resets), before and after."""
+    """TCP counters (listen overflows, resets), before and after: this namespace's, and behind
+    a link the server's namespace's too (its accept queue overflows there), summed."""
+
+    def __init__(self, netns: str | None = None):
+        self.spaces = [None] + ([netns] if netns else [])
+
+    def _read(self) -> dict:
+        total: dict[str, int] = {}
+        for ns in self.spaces:
+            for k, v in sampler.tcp_counters(ns).items():
+                total[k] = total.get(k, 0) + v
+        return total
 
     def start(self) -> None:
-        self.before = sampler.tcp_counters()
+        self.before = self._read()
 
     def stop(self) -> dict:
-        return {k: v - self.before.get(k, 0) for k, v in sampler.tcp_counters().items()}
+        return {k: v - self.before.get(k, 0) for k, v in self._read().items()}
 
 
 def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
@@ -194,7 +205,8 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
     load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                 measured=run.client_prefix + driver.argv(spec, srv.url),
                 env=driver.env(spec), threads=spec.threads, timeout_s=run.profile.duration_s * 4 + 120)
-    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus), "tcp": _TcpProbe()})
+    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus),
+                                           "tcp": _TcpProbe(run.netns)})
     result = driver.parse(m.output, m.code)
     received, samples = m.probes["conns"]
     tcp = m.probes["tcp"]

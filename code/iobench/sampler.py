@@ -119,19 +119,26 @@ def parse_snmp(text: str) -> dict[str, int]:
     return out
 
 
-def tcp_counters() -> dict[str, int]:
-    """Machine-wide TCP counters (as `nstat` shows them) that explain stalls and errors:
-    ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt),
-    RetransSegs (segments sent again), OutRsts (resets sent) and TCPAbortOnClose (a socket
-    closed with unread data in its receive buffer, which Linux answers with a reset)."""
+def tcp_counters(netns: str | None = None) -> dict[str, int]:
+    """TCP counters of a network namespace (None: this one; the whole machine on loopback),
+    as `nstat` shows them, that explain stalls and errors: ListenOverflows/ListenDrops (a
+    full accept queue dropped a connection attempt), RetransSegs (segments sent again),
+    OutRsts (resets sent) and TCPAbortOnClose (a socket closed with unread data in its
+    receive buffer, which Linux answers with a reset)."""
     wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts")
-    text = ""
-    for path in ("/proc/net/netstat", "/proc/net/snmp"):
-        try:
-            with open(path) as f:
-                text += f.read() + "\n"
-        except OSError:
-            continue
+    paths = ("/proc/net/netstat", "/proc/net/snmp")
+    if netns is not None:  # the namespace's own /proc/net, read from inside it
+        p = subprocess.run(["ip", "netns", "exec", netns, "cat", *paths], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=10)
+        text = p.stdout
+    else:
+        text = ""
+        for path in paths:
+            try:
+                with open(path) as f:
+                    text += f.read() + "\n"
+            except OSError:
+                continue
     counters = parse_snmp(text)
     return {k.removeprefix("TcpExt").removeprefix("Tcp"): counters[k] for k in wanted if k in counters}
 

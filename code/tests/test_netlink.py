@@ -135,6 +135,32 @@ def test_sequential_server_pays_two_round_trips_per_request(link_possible):
     assert per_request_ms == pytest.approx(k * rtt, rel=0.08), (per_request_ms, rtt)
 
 
+def test_tcp_counters_are_read_where_the_server_is(link_possible):
+    """Behind a link the server's accept queue lives in its own namespace: an overflow is
+    counted there, so the HTTP rows' TCP counters (bench._TcpProbe) add that namespace's
+    to this one's. c-sequential with a backlog of 1, busy with a first client that sends
+    nothing, and nine more connecting: the queue overflows."""
+    from iobench import sampler
+    from iobench.bench import _TcpProbe
+    with DelayLink(20) as link:
+        with ServerProcess(get("c-sequential"), ServerOptions(host=link.server_host, backlog=1),
+                           netns=link.netns) as srv:
+            probe, here = _TcpProbe(link.netns), sampler.tcp_counters()
+            probe.start()
+            socks = []
+            for _ in range(10):
+                s = socket.socket()
+                s.setblocking(False)
+                s.connect_ex((srv.host, srv.port))
+                socks.append(s)
+            time.sleep(1.0)
+            seen, here_after = probe.stop(), sampler.tcp_counters()
+            for s in socks:
+                s.close()
+    assert seen["ListenOverflows"] > 0
+    assert here_after["ListenOverflows"] == here["ListenOverflows"]  # not where the harness runs
+
+
 def test_rate_limit_sets_the_transfer_time(link_possible):
     """1 MB at 10 Mbit/s: 691 full packets of 1500 bytes (1448 of payload each, with TCP
     timestamps) take 0.83 s to serialise; slow start adds a few round trips at first.
