@@ -14,7 +14,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from .http import BODY, HttpError, HttpTimeout, parse_status_line, read_response, recv_into, request_bytes
@@ -29,13 +29,18 @@ class Verdict:
     detail: str
     alive_after: bool
     seconds: float
+    counts: dict = field(default_factory=dict)  # what a case counted (concurrent_500: clients, failed)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 class CaseFailed(Exception):
-    pass
+    """A case's own check failed: detail says what, counts what it counted."""
+
+    def __init__(self, detail: str, counts: dict | None = None):
+        super().__init__(detail)
+        self.counts = counts or {}
 
 
 def _connect(host: str, port: int) -> socket.socket:
@@ -235,7 +240,7 @@ def case_half_close(host, port):
 
 
 def case_concurrent_500(host, port, clients: int = 500):
-    async def one(i: int) -> str | None:
+    async def one(i: int) -> str | None:  # None, or what went wrong for client i
         stage = "connect"
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3 * TIMEOUT)
@@ -247,12 +252,12 @@ def case_concurrent_500(host, port, clients: int = 500):
             writer.close()
             head, _, body = data.partition(b"\r\n\r\n")
             if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0] + b" ":
-                return f"client {i}: {head[:40]!r}"
+                return f"{head[:40]!r}"
             if body != BODY:
-                return f"client {i}: body {body[:40]!r}"
+                return f"body {body[:40]!r}"
             return None
         except (OSError, asyncio.TimeoutError) as exc:
-            return f"client {i}: {exc.__class__.__name__} during {stage} {exc}".rstrip()
+            return f"{exc.__class__.__name__} during {stage} {exc}".rstrip()
 
     async def all_clients():
         return await asyncio.gather(*(one(i) for i in range(clients)))
@@ -262,10 +267,13 @@ def case_concurrent_500(host, port, clients: int = 500):
     runner = threading.Thread(target=lambda: outcome.extend(asyncio.run(all_clients())))
     runner.start()
     runner.join()
-    failures = [f for f in outcome if f]
+    failures = [(i, what) for i, what in enumerate(outcome) if what]
+    counts = {"clients": clients, "failed": len(failures)}
     if failures:
-        raise CaseFailed(f"{len(failures)} of {clients} concurrent clients failed, e.g. {failures[0]}")
-    return f"{clients} concurrent clients, all answered"
+        (i, what), = failures[:1]
+        counts.update(first_failed_client=i, first_failure=what)
+        raise CaseFailed(f"{len(failures)} of {clients} concurrent clients failed, e.g. client {i}: {what}", counts)
+    return f"{clients} concurrent clients, all answered", counts
 
 
 CASES: list[tuple[str, Callable]] = [
@@ -301,15 +309,18 @@ def run_battery(host: str, port: int, cases: list[str] | None = None) -> list[Ve
         if cases and name not in cases:
             continue
         t0 = time.monotonic()
+        counts: dict = {}
         try:
             detail, passed = fn(host, port), True
+            if isinstance(detail, tuple):  # a case that counts returns (detail, counts)
+                detail, counts = detail
         except CaseFailed as exc:
-            detail, passed = str(exc), False
+            detail, passed, counts = str(exc), False, exc.counts
         except (OSError, HttpError) as exc:
             detail, passed = f"{exc.__class__.__name__}: {exc}", False
         alive, why = still_answers(host, port)
         if not alive:
             passed = False
             detail = f"{detail}; then the server stopped answering ({why})"
-        verdicts.append(Verdict(name, passed, detail, alive, round(time.monotonic() - t0, 3)))
+        verdicts.append(Verdict(name, passed, detail, alive, round(time.monotonic() - t0, 3), counts))
     return verdicts

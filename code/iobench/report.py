@@ -6,6 +6,7 @@ words, a list in English. Tested here once, instead of a helper per page.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 REQUIRED = object()  # value_in's default: a missing point is an error, not a number
@@ -52,3 +53,18 @@ def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
     if not failed:
         return f"passes all {words(len(verdicts))} cases", failed
     return f"fails {words(len(failed))} of the {words(len(verdicts))} cases ({listing(failed)})", failed
+
+
+_LEGACY_CONCURRENT = re.compile(r"(\d+) of (\d+) concurrent clients failed, e\.g\. client (\d+): (.*)")
+
+
+def battery_counts(verdict: dict) -> dict:
+    """What a battery case counted (concurrent_500: clients, failed, first_failed_client,
+    first_failure). Batteries captured before cases kept counts have only the sentence;
+    theirs is read back from it here, once, so that no chapter parses English."""
+    if "counts" in verdict:
+        return verdict["counts"]
+    m = _LEGACY_CONCURRENT.match(verdict.get("detail", ""))
+    if m:
+        return {"clients": int(m[2]), "failed": int(m[1]), "first_failed_client": int(m[3]), "first_failure": m[4]}
+    return {}

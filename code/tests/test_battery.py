@@ -28,6 +28,7 @@ def test_nginx_passes_every_case():
     failed = {k: x.detail for k, x in v.items() if not x.passed}
     assert failed == {}
     assert v["malformed_request_line"].detail.startswith("malformed request line: 400")
+    assert v["concurrent_500"].counts == {"clients": 500, "failed": 0}
 
 
 def test_python_http_server_fails_what_http10_and_a_backlog_of_5_predict():
@@ -38,6 +39,10 @@ def test_python_http_server_fails_what_http10_and_a_backlog_of_5_predict():
     assert failed == {"keepalive_100", "pipelined_10", "concurrent_500"}
     assert "request 2 of 100" in v["keepalive_100"].detail
     assert "of 500 concurrent clients failed" in v["concurrent_500"].detail
+    counts = v["concurrent_500"].counts  # counted, not only said: chapters read these
+    assert counts["clients"] == 500 and 0 < counts["failed"] <= 500
+    assert counts["first_failure"] in v["concurrent_500"].detail
+    assert v["http11_get"].counts == {}  # a case that counts nothing
     assert all(x.alive_after for x in v.values())  # slow or limited, but it never crashed
     # No HTTP version in the request line: http.server falls back to HTTP/0.9 and answers
     # its HTML error page with no status line and no headers, then closes. It passes (the

@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from iobench.report import battery_verdict, listing, value_in, words
+from iobench.report import battery_counts, battery_verdict, listing, value_in, words
 
 S = pd.DataFrame({"server": ["c-epoll", "c-epoll", "nginx"], "connections": [40, 1000, 40],
                   "rps": [100.0, 90.0, 120.0]})
@@ -46,3 +46,14 @@ def test_battery_verdict():
     assert battery_verdict([]) == ("was not checked by the battery", [])
     assert battery_verdict([ok, ok]) == ("passes all two cases", [])
     assert battery_verdict([ok, bad]) == ("fails one of the two cases (b)", ["b"])
+
+
+def test_battery_counts_are_read_from_the_verdict_and_from_a_captured_sentence():
+    now = {"case": "concurrent_500", "passed": False, "detail": "anything",
+           "counts": {"clients": 500, "failed": 7, "first_failed_client": 3, "first_failure": "x"}}
+    assert battery_counts(now) == now["counts"]
+    captured = {"case": "concurrent_500", "passed": False,  # data/baselines/battery.json, before counts
+                "detail": "159 of 500 concurrent clients failed, e.g. client 58: TimeoutError during read"}
+    assert battery_counts(captured) == {"clients": 500, "failed": 159, "first_failed_client": 58,
+                                        "first_failure": "TimeoutError during read"}
+    assert battery_counts({"case": "http11_get", "passed": True, "detail": "200"}) == {}
