@@ -9,7 +9,6 @@ After the repeats, the conformance battery against each server.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import asdict
 from pathlib import Path
 
@@ -75,16 +74,15 @@ class HttpExperiment(Experiment):
     def meta(self, run: Run) -> dict:
         return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points]},
                 "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers},
-                "restart_each_point": self.plan.restart_each_point, "link": None}
+                "restart_each_point": self.plan.restart_each_point}
 
     def settings(self, run: Run):
         if not self.plan.link_rtt_ms:
-            yield contextlib.nullcontext(), run.points
+            yield "loopback", None, run.points
             return
         from .netlink import DelayLink
 
-        link = DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1")
-        yield _Recorded(link, run), run.points
+        yield "delay", DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1"), run.points
 
     @staticmethod
     def applies(server, p: Point) -> bool:
@@ -132,25 +130,6 @@ class HttpExperiment(Experiment):
             passed = sum(v["passed"] for v in verdicts[server.id])
             run.progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
         run.writer.write_json("battery.json", verdicts)
-
-
-class _Recorded(contextlib.AbstractContextManager):
-    """The delay link, entered for the whole run, and described in meta.json."""
-
-    def __init__(self, link, run: Run):
-        self.link, self.run = link, run
-
-    def __enter__(self):
-        link = self.link.__enter__()
-        self.run.meta["link"] = {
-            "rtt_ms": link.rtt_ms, "measured_rtt_ms": round(link.measured_rtt_ms, 2),
-            "rate_mbit": link.rate_mbit, "server_host": link.server_host,
-            "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
-                   "forwards every packet between two TUN devices after rtt/2"}
-        return link
-
-    def __exit__(self, *exc):
-        return self.link.__exit__(*exc)
 
 
 def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, with_battery: bool | None = None,

@@ -94,6 +94,12 @@ class Dataset:
     def raw(self, raw_file: str) -> str:
         return (self.path / raw_file).read_text()
 
+    def link(self, name: str) -> dict | None:
+        """How the run's link `name` ("delay", "veth") was set up, from meta.json; None if it had
+        none. (Runs before 2026-11-23 kept their delay link under "link".)"""
+        links = self.meta.get("links") or ({"delay": self.meta["link"]} if self.meta.get("link") else {})
+        return links.get(name)
+
     def value(self, column: str = "rps", default=REQUIRED, **where) -> float:
         """One median from the summary, for quoting in prose (glue), never typed by hand:
         ds.value("rps", server="nginx", connections=40). A point this run did not measure
@@ -125,11 +131,9 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
 
 
 def reader(name: str):
-    """The loader for a dataset's kind: echo datasets (echo.load) have a table of their own."""
-    if name in plans.ECHO_PLANS:
-        from .echo import load as load_echo
-        return load_echo
-    return load
+    """The loader for a dataset's kind (its plan's reader); a folder without a plan is read as HTTP."""
+    plan = plans.PLANS.get(name) or plans.ECHO_PLANS.get(name)
+    return plan.reader() if plan is not None else load
 
 
 def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:

@@ -18,7 +18,6 @@ datasets (tables, traces, plots) is echo.py's part.
 """
 from __future__ import annotations
 
-import contextlib
 import glob
 import gzip
 import json
@@ -32,7 +31,8 @@ from . import drivers, metadata, procs, runner
 from .echo import read_stats, stats_summary
 from .lifecycle import ServerProcess
 from .manifest import ECHO_SERVERS, JAVA, JAVA_FLAGS, EchoServer, Server, ServerOptions, Verify, java_home
-from .netlink import LinkUnavailable, VethLink, netns_counters
+from .netlink import LinkUnavailable, VethLink
+from .sampler import netns_counters
 from .results import DatasetWriter
 from .plans import ECHO_PLANS as PLANS  # noqa: F401 - the datasets this module measures
 from .plans import EchoPlan, EchoPoint
@@ -108,7 +108,6 @@ class EchoExperiment(Experiment):
         self.plan = plan
         self.dataset = plan.dataset
         self.description = plan.description
-        self.links: dict[str, dict] = {}
         self.skipped: dict[str, str] = {}
 
     def points(self, profile: str):
@@ -123,13 +122,13 @@ class EchoExperiment(Experiment):
                                    "nagle_default": s.nagle_default} for s in ECHO_SERVERS.values()},
                 "sysctls": {k: metadata.sysctl(k) for k in ("net.ipv4.tcp_autocorking", "net.ipv4.tcp_pingpong_thresh",
                                                            "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem")},
-                "links": self.links, "skipped": self.skipped}
+                "skipped": self.skipped}
 
     def settings(self, run: Run):
         lo = [p for p in run.points if p.link == "lo"]
         veth = [p for p in run.points if p.link == "veth"]
         if lo:
-            yield contextlib.nullcontext(), lo
+            yield "loopback", None, lo
         if veth:
             try:
                 VethLink.check_available()
@@ -137,7 +136,7 @@ class EchoExperiment(Experiment):
                 self.skipped["veth"] = str(exc)
                 run.progress(f"skip: {len(veth)} points on the veth link: {exc}")
                 return
-            yield _Described(VethLink(), self.links), veth
+            yield "veth", VethLink(), veth
 
     def units(self, run: Run, points, repeat: int):
         for point in points:
@@ -217,23 +216,6 @@ class EchoExperiment(Experiment):
         return (f"{row['tps']:>9,.0f} msg/s {row['mb_per_s']:6.1f} MB/s p99 {row['p99_ms']:.2f} ms "
                 f"stalls {row['stalls_35ms']} reads/msg {row.get('reads_per_msg') or 0:.2f} "
                 f"srv {row['server_cpu_pct']:.0f}% gen {row['client_cpu_pct']:.0f}%")
-
-
-class _Described(contextlib.AbstractContextManager):
-    """The veth link, entered for its points, with its settings before and after in meta.json."""
-
-    def __init__(self, link: VethLink, links: dict):
-        self.link, self.links = link, links
-
-    def __enter__(self):
-        link = self.link.__enter__()
-        self.links["veth"] = link.settings()
-        return link
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            self.links["veth"]["after"] = self.link.settings()
-        return self.link.__exit__(*exc)
 
 
 def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, **kwargs) -> Path:

@@ -32,7 +32,6 @@ from pathlib import Path
 
 from . import procs
 from .manifest import CODE
-from .sampler import parse_snmp
 
 DELAYLINK = CODE / "c" / "build" / "iom-delaylink"
 CLIENT_HOST = "10.77.0.1"
@@ -196,6 +195,13 @@ class DelayLink(_Link):
                 raise LinkUnavailable(f"iom-delaylink: not supported here: {err}") from None
             raise LinkError(f"iom-delaylink exited {code} before READY: {err}; argv={argv}") from None
 
+    def settings(self) -> dict:
+        """What the metadata records about the link."""
+        return {"rtt_ms": self.rtt_ms, "measured_rtt_ms": round(self.measured_rtt_ms, 2),
+                "rate_mbit": self.rate_mbit, "server_host": self.server_host,
+                "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
+                       "forwards every packet between two TUN devices after rtt/2"}
+
     def measure_rtt(self, samples: int = 5) -> float:
         """The median of a few TCP round trips across the link, in ms."""
         return statistics.median(refused_connect_ms(self.server_host) for _ in range(samples))
@@ -229,18 +235,6 @@ class DelayLink(_Link):
 
 VETH_CLIENT_HOST = "10.78.0.1"
 VETH_SERVER_HOST = "10.78.0.2"
-
-
-def netns_counters(netns: str | None) -> dict[str, int]:
-    """Every Tcp and TcpExt counter (what `nstat -az` shows) of one network namespace
-    (None: this one), read from /proc/net/{snmp,netstat} inside it."""
-    argv = ["cat", "/proc/net/netstat", "/proc/net/snmp"]
-    if netns is not None:
-        argv = ["ip", "netns", "exec", netns] + argv
-    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
-    if p.returncode != 0:
-        raise LinkError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
-    return parse_snmp(p.stdout)
 
 
 class VethLink(_Link):

@@ -199,9 +199,10 @@ class Experiment:
         """Extra metadata: the plan, the servers, thresholds of its own."""
         return {}
 
-    def settings(self, run: "Run") -> Iterator:
-        """Context managers for the network each group of points runs on; default: loopback."""
-        yield contextlib.nullcontext(), run.points
+    def settings(self, run: "Run") -> Iterator[tuple[str, object, Sequence]]:
+        """The networks the points run on: (name, link, points), where link is None for loopback
+        or a netlink link, which the runner enters, describes in meta.json and always takes down."""
+        yield "loopback", None, run.points
 
     def units(self, run: "Run", points: Sequence, repeat: int) -> Iterator[Unit]:
         raise NotImplementedError
@@ -308,15 +309,19 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
     try:
         total = profile.repeats * experiment.count(r.points)
         done = 0
-        for setting, points in experiment.settings(r):
-            with setting as link:
+        for name, link, points in experiment.settings(r):
+            with link if link is not None else contextlib.nullcontext():
                 r.link = link
+                if link is not None:  # as set up, and as it still was after the last point
+                    r.meta.setdefault("links", {})[name] = link.settings()
                 for repeat in range(1, profile.repeats + 1):
                     for unit in experiment.units(r, points, repeat):
                         if unit.server.id in r.unsupported:
                             done += len(unit.points)
                             continue
                         done = _serve(r, unit, repeat, done, total)
+                if link is not None:
+                    r.meta["links"][name]["after"] = link.settings()
                 r.link = None
         experiment.finish(r)
         if experiment.outlier_keys:

@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from .procs import CLK_TCK, process_group_states
 from .procs import cpu_s as process_cpu_s
@@ -119,27 +120,27 @@ def parse_snmp(text: str) -> dict[str, int]:
     return out
 
 
-def tcp_counters(netns: str | None = None) -> dict[str, int]:
-    """TCP counters of a network namespace (None: this one; the whole machine on loopback),
-    as `nstat` shows them, that explain stalls and errors: ListenOverflows/ListenDrops (a
-    full accept queue dropped a connection attempt), RetransSegs (segments sent again),
-    OutRsts (resets sent) and TCPAbortOnClose (a socket closed with unread data in its
-    receive buffer, which Linux answers with a reset)."""
-    wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts")
+def netns_counters(netns: str | None = None) -> dict[str, int]:
+    """Every Tcp and TcpExt counter (what `nstat -az` shows) of a network namespace (None: this
+    one), read from its own /proc/net/{snmp,netstat}: from inside it through `ip netns exec`."""
     paths = ("/proc/net/netstat", "/proc/net/snmp")
-    if netns is not None:  # the namespace's own /proc/net, read from inside it
-        p = subprocess.run(["ip", "netns", "exec", netns, "cat", *paths], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=10)
-        text = p.stdout
-    else:
-        text = ""
-        for path in paths:
-            try:
-                with open(path) as f:
-                    text += f.read() + "\n"
-            except OSError:
-                continue
-    counters = parse_snmp(text)
+    if netns is None:
+        return parse_snmp("\n".join(Path(path).read_text() for path in paths))
+    argv = ["ip", "netns", "exec", netns, "cat", *paths]
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
+    return parse_snmp(p.stdout)
+
+
+def tcp_counters(netns: str | None = None) -> dict[str, int]:
+    """The TCP counters that explain stalls and errors, of a network namespace (None: this one;
+    the whole machine on loopback), named as `nstat` shows them without its prefix:
+    ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt), RetransSegs
+    (segments sent again), OutRsts (resets sent) and TCPAbortOnClose (a socket closed with
+    unread data in its receive buffer, which Linux answers with a reset)."""
+    wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts")
+    counters = netns_counters(netns)
     return {k.removeprefix("TcpExt").removeprefix("Tcp"): counters[k] for k in wanted if k in counters}
 
 

@@ -6,9 +6,11 @@ import sys
 import time
 
 import pytest
+from conftest import require_link
 
 from iobench import netlink
-from iobench.netlink import LinkUnavailable, VethLink, netns_counters, parse_snmp
+from iobench.netlink import VethLink
+from iobench.sampler import netns_counters, parse_snmp
 
 
 def namespaces() -> set[str]:
@@ -18,10 +20,7 @@ def namespaces() -> set[str]:
 
 @pytest.fixture
 def veth_possible():
-    try:
-        VethLink.check_available()
-    except LinkUnavailable as exc:
-        pytest.skip(f"no veth link on this machine: {exc}")
+    require_link(VethLink)
 
 
 # A sink in the server namespace: accepts one connection, reads until EOF, prints the
