@@ -68,6 +68,7 @@ class ServerProcess:
         self.argv: list[str] = []
         self.exit_code: int | None = None
         self._stdout_tail: deque[bytes] = deque(maxlen=50)
+        self._drain: threading.Thread | None = None
 
     # -- start ---------------------------------------------------------------------------
     def __enter__(self) -> "ServerProcess":
@@ -120,7 +121,8 @@ class ServerProcess:
             self.port = int(m.group(1))
         else:
             self.port = self._wait_port(opts.host, opts.port, deadline)
-        threading.Thread(target=self._drain_stdout, daemon=True).start()
+        self._drain = threading.Thread(target=self._drain_stdout, args=(self.proc.stdout,), daemon=True)
+        self._drain.start()
 
     def _fail_start(self, what: str, deadline: float) -> None:
         """The server exited, or closed its stdout, before it was ready. Wait for its exit
@@ -149,12 +151,13 @@ class ServerProcess:
             time.sleep(0.02)
         raise ServerError(f"{self.server.id}: port {port} not listening within {self.ready_timeout:.0f} s")
 
-    def _drain_stdout(self) -> None:
-        # Keep reading so a chatty server never blocks on a full pipe; keep the tail.
+    def _drain_stdout(self, stdout) -> None:
+        """Keep reading so a chatty server never blocks on a full pipe; keep the tail. Ends at
+        EOF, when the whole process group is gone (stop() waits for that, then closes the pipe)."""
         try:
-            for line in self.proc.stdout:
+            for line in stdout:
                 self._stdout_tail.append(line)
-        except (ValueError, OSError, AttributeError):
+        except (ValueError, OSError):  # stop() closed the pipe: a process outside the group kept it open
             pass
 
     # -- checks --------------------------------------------------------------------------
@@ -214,6 +217,10 @@ class ServerProcess:
             raise ServerError(f"{self.server.id}: GET / answered {got[:80]!r}, expected an HTTP/1.1 200")
         return got
 
+    def stdout_tail(self) -> bytes:
+        """The last 50 lines the server printed (complete once it stopped)."""
+        return b"".join(self._stdout_tail)
+
     def stderr_tail(self, limit: int = 2000) -> str:
         try:
             return self.log_path.read_bytes()[-limit:].decode(errors="replace").strip()
@@ -238,6 +245,8 @@ class ServerProcess:
                     procs.kill(pid)
                 self.cpu_group.remove()
         finally:
+            if self._drain is not None:
+                self._drain.join(timeout=1.0)  # the group is gone: its EOF is on the way
             if proc.stdout:
                 proc.stdout.close()
             if getattr(self, "_log", None):
