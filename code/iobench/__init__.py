@@ -24,6 +24,7 @@ Modules, one concern each:
     echo        captured echo datasets: read statistics, traces, JFR tables, plots
     battery     the conformance battery every server can be checked with
     plots       the standard plots, with machine and date in every caption
+    report      what chapters compute to quote in prose: one value, counts in words, battery verdicts
 """
 
 SCHEMA_VERSION = 6  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;

@@ -177,60 +177,56 @@ def cmd_show(args) -> int:
     return 0
 
 
+def _arg(*flags: str, **options) -> tuple[tuple[str, ...], dict]:
+    return flags, options
+
+
+SERVER = _arg("server", help="a server id (iobench list)")
+SERVER_CPUS = _arg("--server-cpus", default="0", help="taskset CPU list of the server")
+# name, function, help, arguments: the command line's table of contents
+COMMANDS = [
+    ("list", cmd_list, "servers and datasets", []),
+    ("serve", cmd_serve, "start one server in the foreground; Ctrl-C stops it", [
+        SERVER,
+        _arg("--port", type=int, default=0, help="0 (default): any free port, printed as READY port=N"),
+        _arg("--host", default="127.0.0.1"),
+        _arg("--work-ms", type=float, default=0.0, help="simulated blocking work per request"),
+        _arg("--spin-us", type=float, default=0.0, help="simulated CPU work per request"),
+        _arg("--pool", type=int, help="pool size, where the model has one"),
+        _arg("--backlog", type=int, help="listen backlog, where the server takes one"),
+        _arg("--cpus", help="taskset CPU list (default: not pinned)")]),
+    ("run", cmd_run, "measure a dataset", [
+        _arg("dataset"),
+        _arg("--profile", choices=sorted(PROFILES), default="smoke"),
+        _arg("--servers", nargs="+", help="only these server ids"),
+        _arg("--dest", help="write here instead of the profile's folder"),
+        _arg("--overwrite", action="store_true", help="replace an existing dataset"),
+        SERVER_CPUS,
+        _arg("--client-cpus", default="1", help="taskset CPU list of the load generator"),
+        _arg("--no-battery", action="store_true")]),
+    ("battery", cmd_battery, "run the conformance battery against one server", [
+        SERVER, _arg("--cases", nargs="+"), SERVER_CPUS, _arg("--json", action="store_true")]),
+    ("probe", cmd_probe, "N simultaneous requests with simulated work: overlapped or not?", [
+        SERVER, _arg("--work-ms", type=float, default=200.0), _arg("--clients", type=int, default=20),
+        SERVER_CPUS]),
+    ("show", cmd_show, "summarise a captured dataset", [
+        _arg("dataset", nargs="?", default="baselines"), _arg("--path")]),
+    ("obtain", cmd_show, "replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full", [
+        _arg("dataset"), _arg("--path", help=argparse.SUPPRESS)]),
+]
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     # A shell starts background jobs with SIGINT ignored; `kill -INT` must still stop a run cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="servers and datasets").set_defaults(fn=cmd_list)
-
-    serve = sub.add_parser("serve", help="start one server in the foreground; Ctrl-C stops it")
-    serve.add_argument("server", help="a server id (iobench list)")
-    serve.add_argument("--port", type=int, default=0, help="0 (default): any free port, printed as READY port=N")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--work-ms", type=float, default=0.0, help="simulated blocking work per request")
-    serve.add_argument("--spin-us", type=float, default=0.0, help="simulated CPU work per request")
-    serve.add_argument("--pool", type=int, help="pool size, where the model has one")
-    serve.add_argument("--backlog", type=int, help="listen backlog, where the server takes one")
-    serve.add_argument("--cpus", help="taskset CPU list (default: not pinned)")
-    serve.set_defaults(fn=cmd_serve)
-
-    run = sub.add_parser("run", help="measure a dataset")
-    run.add_argument("dataset")
-    run.add_argument("--profile", choices=sorted(PROFILES), default="smoke")
-    run.add_argument("--servers", nargs="+", help="only these server ids")
-    run.add_argument("--dest", help="write here instead of the profile's folder")
-    run.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
-    run.add_argument("--server-cpus", default="0")
-    run.add_argument("--client-cpus", default="1")
-    run.add_argument("--no-battery", action="store_true")
-    run.set_defaults(fn=cmd_run)
-
-    bat = sub.add_parser("battery", help="run the conformance battery against one server")
-    bat.add_argument("server")
-    bat.add_argument("--cases", nargs="+")
-    bat.add_argument("--server-cpus", default="0")
-    bat.add_argument("--json", action="store_true")
-    bat.set_defaults(fn=cmd_battery)
-
-    probe = sub.add_parser("probe", help="N simultaneous requests with simulated work: overlapped or not?")
-    probe.add_argument("server")
-    probe.add_argument("--work-ms", type=float, default=200.0)
-    probe.add_argument("--clients", type=int, default=20)
-    probe.add_argument("--server-cpus", default="0")
-    probe.set_defaults(fn=cmd_probe)
-
-    show = sub.add_parser("show", help="summarise a captured dataset")
-    show.add_argument("dataset", nargs="?", default="baselines")
-    show.add_argument("--path")
-    show.set_defaults(fn=cmd_show)
-
-    obt = sub.add_parser("obtain", help="replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full")
-    obt.add_argument("dataset")
-    obt.add_argument("--path", help=argparse.SUPPRESS)
-    obt.set_defaults(fn=cmd_show)
-
+    for name, fn, help_, arguments in COMMANDS:
+        cmd = sub.add_parser(name, help=help_)
+        for flags, options in arguments:
+            cmd.add_argument(*flags, **options)
+        cmd.set_defaults(fn=fn)
     args = ap.parse_args(argv)
     return args.fn(args)
 

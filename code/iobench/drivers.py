@@ -76,6 +76,17 @@ class Driver:
     def parse(self, output: str, returncode: int) -> LoadResult:
         raise NotImplementedError
 
+    def failed(self, returncode: int, output: str, detail: str = "") -> LoadResult:
+        """A run that gave no result: the tool's exit status and its last word (or what we know)."""
+        last = output.strip().splitlines()[-1] if output.strip() else "no output"
+        return LoadResult(ok=False, failure=f"{self.name} exit {returncode}: {detail or last}")
+
+
+def summary_line(output: str, tag: str) -> dict | None:
+    """The JSON summary a book tool prints on one line, `TAG {...}`; None when it printed none."""
+    line = next((ln for ln in output.splitlines() if ln.startswith(tag + " {")), None)
+    return None if line is None else json.loads(line[len(tag) + 1:])
+
 
 # ---- wrk ---------------------------------------------------------------------------------
 
@@ -100,11 +111,9 @@ class Wrk(Driver):
         return env
 
     def parse(self, output: str, returncode: int) -> LoadResult:
-        line = next((ln for ln in output.splitlines() if ln.startswith("IOBENCH {")), None)
-        if returncode != 0 or line is None:
-            last = output.strip().splitlines()[-1] if output.strip() else "no output"
-            return LoadResult(ok=False, failure=f"wrk exit {returncode}: {last}")
-        d = json.loads(line[len("IOBENCH "):])
+        d = summary_line(output, "IOBENCH")
+        if returncode != 0 or d is None:
+            return self.failed(returncode, output)
         duration = d["duration_us"] / 1e6
         # wrk keeps no latency for a request that timed out: with only those, there is none
         has_latency = d["latency_max_us"] > 0
@@ -231,11 +240,9 @@ class OpenLoop(Driver):
         return argv + [url.rstrip("/") + spec.path]
 
     def parse(self, output: str, returncode: int) -> LoadResult:
-        line = next((ln for ln in output.splitlines() if ln.startswith("OPENLOOP {")), None)
-        if returncode != 0 or line is None:
-            last = output.strip().splitlines()[-1] if output.strip() else "no output"
-            return LoadResult(ok=False, failure=f"openloop exit {returncode}: {last}")
-        d = json.loads(line[len("OPENLOOP "):])
+        d = summary_line(output, "OPENLOOP")
+        if returncode != 0 or d is None:
+            return self.failed(returncode, output)
         errors = d["errors_connect"] + d["errors_read"] + d["errors_timeout"] + d["non2xx"]
         has = d["completed"] > 0
         return LoadResult(
@@ -276,11 +283,9 @@ class EchoLoad(Driver):
         return argv
 
     def parse(self, output: str, returncode: int) -> LoadResult:
-        line = next((ln for ln in output.splitlines() if ln.startswith("ECHOLOAD {")), None)
-        if line is None:
-            last = output.strip().splitlines()[-1] if output.strip() else "no output"
-            return LoadResult(ok=False, failure=f"echoload exit {returncode}: {last}")
-        d = json.loads(line[len("ECHOLOAD "):])
+        d = summary_line(output, "ECHOLOAD")
+        if d is None:
+            return self.failed(returncode, output)
         has = d["messages"] > 0
         errors = (d["errors_connect"] + d["errors_read"] + d["errors_write"]
                   + d["errors_timeout"] + d["errors_mismatch"])

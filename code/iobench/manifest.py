@@ -139,14 +139,10 @@ C_BUILD = CODE / "c" / "build"
 def contract_flags(opts: ServerOptions) -> list[str]:
     """The contract's flags, the same for a server in any language."""
     a = ["--port", str(opts.port), "--host", opts.host]
-    if opts.work_ms:
-        a += ["--work-ms", f"{opts.work_ms:g}"]
-    if opts.spin_us:
-        a += ["--spin-us", f"{opts.spin_us:g}"]
-    if opts.pool:
-        a += ["--pool", str(opts.pool)]
-    if opts.backlog:
-        a += ["--backlog", str(opts.backlog)]
+    for flag, value in (("--work-ms", opts.work_ms), ("--spin-us", opts.spin_us),
+                        ("--pool", opts.pool), ("--backlog", opts.backlog)):
+        if value:  # left out when 0 or None: the server's own default
+            a += [flag, f"{value:g}"]
     return a
 
 

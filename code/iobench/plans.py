@@ -52,6 +52,20 @@ class Plan:
             return self.smoke_points or tuple(dict.fromkeys((self.points[0], self.points[-1])))
         return self.points
 
+    def only(self, servers) -> "Plan":
+        return dataclasses.replace(self, servers=tuple(servers))
+
+    def experiment(self, with_battery: bool | None = None):
+        """What measures it (runner.run's experiment)."""
+        from .bench import HttpExperiment
+        return HttpExperiment(self, with_battery)
+
+    @staticmethod
+    def reader():
+        """What reads its captured folder."""
+        from .dataset import load
+        return load
+
 
 def _sweep(tool: str, keepalive: bool, levels: tuple[int, ...]) -> tuple[Point, ...]:
     return tuple(Point(tool, c, keepalive) for c in levels)
@@ -93,35 +107,35 @@ C_SERVERS = Plan(
 # the tens of thousands of TIME_WAIT sockets this grid leaves (up to the kernel's
 # tcp_max_tw_buckets) need no drain in between: waiting for 60 s after every point would
 # turn a 30-minute grid into hours.
-AB_GRID = Plan(
-    dataset="ab-grid",
-    description="source write-up 002's ab grid on loopback: -n 1000/5000/10000 x -c 1/10/100/1000, "
-                "HTTP/1.0 without keep-alive, a fresh server per point",
-    servers=C_IDS + ("python-http-server",),
-    points=tuple(Point("ab", c, False, requests=n, timeout_s=30.0)
-                 for n in (1000, 5000, 10000) for c in (1, 10, 100, 1000)),
-    smoke_points=(Point("ab", 1, False, requests=1000, timeout_s=30.0),
-                  Point("ab", 100, False, requests=1000, timeout_s=30.0)),
-    battery=False,
-    restart_each_point=True,
-    time_wait_drained=10**9,  # never wait: see above
-)
+def _ab_close(connections: int, requests: int, backlog: int = 0) -> Point:
+    """ab as source 002 ran it: HTTP/1.0, a new connection per request, -n requests, its 30 s timeout."""
+    return Point("ab", connections, False, requests=requests, timeout_s=30.0, backlog=backlog)
+
+
+def _ab_plan(dataset: str, description: str, servers: tuple[str, ...], points: tuple[Point, ...],
+             smoke_points: tuple[Point, ...]) -> Plan:
+    """A fresh server for every point, no battery, TIME_WAIT never drained (see above)."""
+    return Plan(dataset, description, servers, points, smoke_points, battery=False,
+                restart_each_point=True, time_wait_drained=10**9)
+
+
+AB_GRID = _ab_plan(
+    "ab-grid",
+    "source write-up 002's ab grid on loopback: -n 1000/5000/10000 x -c 1/10/100/1000, "
+    "HTTP/1.0 without keep-alive, a fresh server per point",
+    C_IDS + ("python-http-server",),
+    tuple(_ab_close(c, n) for n in (1000, 5000, 10000) for c in (1, 10, 100, 1000)),
+    (_ab_close(1, 1000), _ab_close(100, 1000)))
 
 # What the listen backlog does to a burst of 1000 new connections: the C servers default to
 # 4096; tutorials (and python's socketserver, request_queue_size = 5) use 5.
-AB_BACKLOG = Plan(
-    dataset="ab-backlog",
-    description="ab -n 10000 at 100 and 1000 connections against c-sequential, c-fork and c-thread "
-                "with listen backlogs of 5, 128 and 4096",
-    servers=("c-sequential", "c-fork", "c-thread"),
-    points=tuple(Point("ab", c, False, requests=10000, timeout_s=30.0, backlog=b)
-                 for b in (5, 128, 4096) for c in (100, 1000)),
-    smoke_points=(Point("ab", 1000, False, requests=1000, timeout_s=30.0, backlog=5),
-                  Point("ab", 1000, False, requests=1000, timeout_s=30.0, backlog=4096)),
-    battery=False,
-    restart_each_point=True,
-    time_wait_drained=10**9,  # never wait: see above
-)
+AB_BACKLOG = _ab_plan(
+    "ab-backlog",
+    "ab -n 10000 at 100 and 1000 connections against c-sequential, c-fork and c-thread "
+    "with listen backlogs of 5, 128 and 4096",
+    ("c-sequential", "c-fork", "c-thread"),
+    tuple(_ab_close(c, 10000, backlog=b) for b in (5, 128, 4096) for c in (100, 1000)),
+    (_ab_close(1000, 1000, backlog=5), _ab_close(1000, 1000, backlog=4096)))
 
 # Source write-up 002's "public IP" case: its server was a round trip away (about 97 ms per
 # request on a new connection, i.e. two round trips of ~48 ms). Here the server sits in a
@@ -168,11 +182,12 @@ SEED_000 = Plan(
 PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000)}
 
 
-def get(name: str) -> Plan:
-    try:
-        return PLANS[name]
-    except KeyError:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}") from None
+def get(name: str) -> "Plan | EchoPlan":
+    """The plan of dataset `name`, of either kind: each knows its experiment and its reader."""
+    plan = PLANS.get(name) or ECHO_PLANS.get(name)
+    if plan is None:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+    return plan
 
 
 def names() -> list[str]:
@@ -181,15 +196,11 @@ def names() -> list[str]:
 
 
 def experiment(name: str, servers: tuple[str, ...] | None = None, with_battery: bool | None = None):
-    """The experiment that measures dataset `name`, for runner.run."""
-    if name in ECHO_PLANS:
-        from .echorun import EchoExperiment
-        return EchoExperiment(ECHO_PLANS[name])
+    """The experiment that measures dataset `name`, for runner.run (`servers`: only these)."""
     plan = get(name)
     if servers:
-        plan = dataclasses.replace(plan, servers=tuple(servers))
-    from .bench import HttpExperiment
-    return HttpExperiment(plan, with_battery)
+        plan = plan.only(servers)
+    return plan.experiment(with_battery)
 
 
 # ---- the echo datasets (the Mina vs Netty chapter; measured by echorun.py) ----------------
@@ -242,6 +253,21 @@ class EchoPlan:
 
     def points_for(self, profile: str) -> tuple[EchoPoint, ...]:
         return self.smoke_points if profile == "smoke" and self.smoke_points else self.points
+
+    def only(self, servers) -> "EchoPlan":
+        keep = lambda points: tuple(p for p in points if p.server in servers)  # noqa: E731
+        return dataclasses.replace(self, points=keep(self.points), smoke_points=keep(self.smoke_points))
+
+    def experiment(self, with_battery: bool | None = None):
+        """What measures it (no battery: the echo servers are not HTTP servers)."""
+        from .echorun import EchoExperiment
+        return EchoExperiment(self)
+
+    @staticmethod
+    def reader():
+        """What reads its captured folder: an echo dataset has a table of its own."""
+        from .echo import load
+        return load
 
 
 SWEEP = EchoPlan(

@@ -13,3 +13,13 @@ def venv_env() -> dict:
     env["PATH"] = f"{venv / 'bin'}:{env.get('PATH', '')}"
     env["JUPYTER_DATA_DIR"] = str(venv / "share" / "jupyter")
     return env
+
+
+def require_link(link_class) -> None:
+    """Skip the calling test when this machine cannot make the link (not root, no `ip`, no TUN)."""
+    import pytest
+    from iobench.netlink import LinkUnavailable
+    try:
+        link_class.check_available()
+    except LinkUnavailable as exc:
+        pytest.skip(f"no {link_class.__name__} on this machine: {exc}")

@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import require_link
 
 from iobench import http, netlink
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ServerOptions, get
-from iobench.netlink import DELAYLINK, DelayLink, LinkUnavailable
+from iobench.netlink import DELAYLINK, DelayLink
 
 RTT_MS = 40.0
 
@@ -26,10 +27,7 @@ def built():
 
 @pytest.fixture
 def link_possible(built):
-    try:
-        DelayLink.check_available()
-    except LinkUnavailable as exc:
-        pytest.skip(f"no slow link on this machine: {exc}")
+    require_link(DelayLink)
 
 
 # A listener inside the namespace: it accepts, sends argv[2] bytes, closes; port on stdout.
