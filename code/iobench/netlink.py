@@ -196,8 +196,8 @@ class DelayLink(_Link):
             raise LinkError(f"iom-delaylink exited {code} before READY: {err}; argv={argv}") from None
 
     def settings(self) -> dict:
-        """What the metadata records about the link."""
-        return {"rtt_ms": self.rtt_ms, "measured_rtt_ms": round(self.measured_rtt_ms, 2),
+        """What the metadata records about the link, with its round trip measured now."""
+        return {"rtt_ms": self.rtt_ms, "measured_rtt_ms": round(self.measure_rtt(), 2),
                 "rate_mbit": self.rate_mbit, "server_host": self.server_host,
                 "how": "server in its own network namespace; iom-delaylink (code/c/tools/delaylink.c) "
                        "forwards every packet between two TUN devices after rtt/2"}

@@ -255,3 +255,21 @@ def test_setup_error_names_the_call(built, link_possible):
     assert p.returncode == 1
     assert p.stderr.startswith("iom-delaylink: TUNSETIFF lo: "), p.stderr
     assert not Path("/sys/class/net/iomtestb").exists()
+
+
+def test_a_plan_behind_the_link_records_it_in_the_metadata(link_possible, tmp_path):
+    """The runner enters the plan's link, describes it in meta.json as set up and as it was
+    after the last point, and the dataset reads it back by name; nothing is left behind."""
+    import json
+
+    from iobench import dataset, plans
+    from iobench.bench import run_plan
+    plan = plans.Plan("tiny-link", "a test plan behind the link", ("c-epoll",),
+                      points=(plans.Point("ab", 2, True, timeout_s=10.0),), battery=False, link_rtt_ms=20.0)
+    before = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
+    path = run_plan(plan, "smoke", dest=tmp_path / "tiny-link", progress=lambda m: None)
+    link = json.loads((path / "meta.json").read_text())["links"]["delay"]
+    assert link["rtt_ms"] == 20.0 and abs(link["measured_rtt_ms"] - 20.0) < 5.0
+    assert abs(link["after"]["measured_rtt_ms"] - 20.0) < 5.0
+    assert dataset.load(path).link("delay") == link and dataset.load(path).link("veth") is None
+    assert set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()) <= before
