@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book test system setup kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
+.PHONY: book test system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -29,12 +29,15 @@ system:
 
 ## Virtual environment with pinned packages and the three kernels.
 # requirements.txt names the packages; constraints.txt pins everything they pull in.
-setup: system $(STAMP)
+setup: system $(STAMP) vegeta
 $(STAMP): requirements.txt constraints.txt code/tools/install_kernels.py code/tools/find-jdk
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(VENV)/bin/python code/tools/install_kernels.py
 	touch $@
+# vegeta, the open-loop generator iom-openloop is checked against: Go module proxy, pinned, into .cache/go.
+vegeta:
+	code/tools/install-vegeta
 kernels: $(STAMP)
 	$(VENV)/bin/python code/tools/install_kernels.py
 
