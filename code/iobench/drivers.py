@@ -303,7 +303,37 @@ class EchoLoad(Driver):
                    "hist": d.get("hist", [])})
 
 
-DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoLoad())}
+# ---- vegeta (the cross-check of iom-openloop) ---------------------------------------------------
+
+class Vegeta(Driver):
+    """vegeta attack through code/tools/vegeta-load: an open loop at spec.rate with at most
+    spec.connections connections; a request that finds them all busy waits inside Go's client,
+    and its latency includes that wait (from when vegeta's pacer released it)."""
+    name = "vegeta"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        return ["code/tools/vegeta-load", f"{spec.rate:g}", f"{spec.duration_s:g}", f"{spec.timeout_s:g}",
+                str(spec.connections), spec.mode, url.rstrip("/") + spec.path]
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        d = summary_line(output, "VEGETA")
+        if returncode != 0 or d is None:
+            return self.failed(returncode, output)
+        codes = {int(k): v for k, v in d["status_codes"].items()}
+        ok = sum(v for k, v in codes.items() if 200 <= k < 300)
+        non2xx = sum(v for k, v in codes.items() if k and not 200 <= k < 300)
+        lat = d["latencies"]
+        ms = (lambda k: lat[k] / 1e6) if ok else (lambda k: None)
+        return LoadResult(
+            ok=ok > 0, failure="" if ok else f"vegeta: no request answered 2xx: {d['errors'][:1]}",
+            requests=ok, duration_s=d["duration"] / 1e9, rps=d["throughput"],
+            p50_ms=ms("50th"), p90_ms=ms("90th"), p99_ms=ms("99th"), mean_ms=ms("mean"), max_ms=ms("max"),
+            errors=d["requests"] - ok, non2xx=non2xx,
+            extra={"offered": d["requests"], "offered_rps": d["rate"], "p95_ms": ms("95th"),
+                   "transport_errors": codes.get(0, 0), "error_set": d["errors"], "wait_s": d["wait"] / 1e9})
+
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoLoad(), Vegeta())}
 
 
 def get(name: str) -> Driver:

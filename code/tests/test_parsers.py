@@ -153,3 +153,18 @@ def test_ab_connection_times_and_the_share_of_time_in_unanswered_requests():
     # behind a queue of 5, 4,185 requests of 134 ms fill 561 of the 1,001 client-seconds
     assert unfinished_share(stuck, 100) == pytest.approx(0.44, abs=0.01)
     assert unfinished_share("ab: connect refused", 1) is None
+
+
+def test_vegeta_ok():
+    r = parse("vegeta_ok")
+    assert r.ok and r.errors == 0 and r.non2xx == 0
+    assert r.requests == r.extra["offered"] == 1998
+    assert r.extra["offered_rps"] == pytest.approx(2000, rel=0.01)
+    assert r.p50_ms <= r.p90_ms <= r.p99_ms <= r.max_ms
+
+
+def test_vegeta_timeouts_are_errors_not_latencies():
+    """A server slower than the timeout: every request fails (status 0 in vegeta's report)."""
+    r = parse("vegeta_timeouts")
+    assert not r.ok and r.requests == 0 and r.p99_ms is None
+    assert "no request answered 2xx" in r.failure
