@@ -1,6 +1,7 @@
 /*
  * java-mina: Apache Mina 2.2: a NioSocketAcceptor, IO processors (cores + 1 Selector threads),
- * a filter chain and an IoHandler.
+ * a filter chain and an IoHandler. The acceptor is set up, bound and stopped by
+ * iom.common.MinaAcceptor, as the Mina echo server's (iom.echo.MinaEcho) is.
  *
  * The handler keeps each session's request bytes and answers the complete requests of each
  * message with one session.write(): Mina sends every IoBuffer written with a write(2) of its
