@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,11 +24,7 @@ public final class ServerProcess implements AutoCloseable {
     public final Process process;
     public final int port;
 
-    public ServerProcess(String mainClass, String... args) throws IOException {
-        this(classpath(), mainClass, List.of(args));
-    }
-
-    /** On a classpath of one's own (iom.echo runs MinaEcho on mina-core 2.0.7 too). */
+    /** On a given classpath: {@link #classpath}, or one's own (iom.echo runs MinaEcho on mina-core 2.0.7 too). */
     public ServerProcess(String classpath, String mainClass, List<String> args) throws IOException {
         List<String> command = new ArrayList<>(List.of(java(), "-Xmx128m", "-cp", classpath, mainClass, "--port", "0"));
         command.addAll(args);
@@ -58,7 +55,7 @@ public final class ServerProcess implements AutoCloseable {
         return s;
     }
 
-    /** Read until the peer closes (or resets after its last byte). */
+    /** Read until the peer closes (or resets after its last byte); no close within the timeout fails. */
     static byte[] readToEnd(Socket s) throws IOException {
         ByteArrayOutputStream all = new ByteArrayOutputStream();
         InputStream in = s.getInputStream();
@@ -67,6 +64,8 @@ public final class ServerProcess implements AutoCloseable {
             for (int n; (n = in.read(buf)) > 0; ) {
                 all.write(buf, 0, n);
             }
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the server did not close the connection (" + all.size() + " bytes came)", e);
         } catch (IOException e) {
             if (all.size() == 0) {
                 throw e;
@@ -98,5 +97,4 @@ public final class ServerProcess implements AutoCloseable {
         }
         assertEquals(0, process.exitValue(), "exit status after SIGTERM");
     }
-
 }

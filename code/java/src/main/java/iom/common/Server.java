@@ -23,47 +23,65 @@ public final class Server {
 
     /** The address to bind: --host, which must be an IP address, and --port. */
     public static InetSocketAddress address(Options opts) {
+        return address(opts.host, opts.port);
+    }
+
+    /** The address to bind: host, which must be an IP address, and port. */
+    public static InetSocketAddress address(String host, int port) {
         try {
-            return new InetSocketAddress(InetAddress.getByName(opts.host), opts.port);
+            return new InetSocketAddress(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
-            throw halt("resolve " + opts.host, e);
+            throw halt("resolve " + host, e);
         }
+    }
+
+    /** Opens a listening socket of one kind (java.net, java.nio or NIO.2), not yet bound. */
+    @FunctionalInterface
+    public interface Open<S> {
+        S open() throws IOException;
+    }
+
+    /** Binds it: that kind's bind(address, backlog). */
+    @FunctionalInterface
+    public interface Bind<S> {
+        void bind(S socket, InetSocketAddress address, int backlog) throws IOException;
+    }
+
+    /**
+     * A listening socket of any kind, bound to --host:--port with --backlog: the one bind of the
+     * servers that bind a JDK socket. A failure exits 1 naming the call, "error: socket: ..." or
+     * "error: bind 127.0.0.1:8080: Address already in use"; the process, and the socket with it,
+     * ends there.
+     */
+    public static <S> S listen(Options opts, Open<S> open, Bind<S> bind) {
+        InetSocketAddress addr = address(opts);
+        S socket;
+        try {
+            socket = open.open();
+        } catch (IOException e) {
+            throw halt("socket", e);
+        }
+        try {
+            bind.bind(socket, addr, opts.backlog);
+        } catch (IOException e) {
+            throw halt("bind " + opts.host + ":" + opts.port, e);
+        }
+        return socket;
     }
 
     /** A blocking listening socket (java.net), bound and listening. */
     public static ServerSocket listen(Options opts) {
-        InetSocketAddress addr = address(opts);
-        try {
+        return listen(opts, () -> {
             ServerSocket s = new ServerSocket();
             s.setReuseAddress(true);
-            try {
-                s.bind(addr, opts.backlog);
-            } catch (IOException e) {
-                s.close();
-                throw halt("bind " + opts.host + ":" + opts.port, e);
-            }
             return s;
-        } catch (IOException e) {
-            throw halt("socket", e);
-        }
+        }, ServerSocket::bind);
     }
 
     /** A listening channel (java.nio), bound and listening, still in blocking mode. */
     public static ServerSocketChannel listenChannel(Options opts) {
-        InetSocketAddress addr = address(opts);
-        try {
-            ServerSocketChannel s = ServerSocketChannel.open();
-            s.socket().setReuseAddress(true);
-            try {
-                s.bind(addr, opts.backlog);
-            } catch (IOException e) {
-                s.close();
-                throw halt("bind " + opts.host + ":" + opts.port, e);
-            }
-            return s;
-        } catch (IOException e) {
-            throw halt("socket", e);
-        }
+        return listen(opts, () -> ServerSocketChannel.open().setOption(StandardSocketOptions.SO_REUSEADDR, true),
+                ServerSocketChannel::bind);
     }
 
     // BEGIN no-delay

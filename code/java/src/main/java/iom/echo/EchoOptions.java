@@ -1,9 +1,7 @@
 package iom.echo;
 
 import iom.common.Server;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -71,11 +69,7 @@ final class EchoOptions {
 
     /** The address to bind: --host, which must be an IP address, and --port. */
     InetSocketAddress address() {
-        try {
-            return new InetSocketAddress(InetAddress.getByName(host), port);
-        } catch (UnknownHostException e) {
-            throw Server.halt("resolve " + host, e);
-        }
+        return Server.address(host, port);
     }
 
     private static int number(String id, String flag, String s, int min, int max) {

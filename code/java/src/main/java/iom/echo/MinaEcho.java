@@ -12,7 +12,8 @@
  * pin the size, give all three (--read-buffer 4096 --min-read-buffer 4096 --max-read-buffer 4096).
  *
  * One class for both versions: compiled against mina-core 2.2.10, it uses only API that 2.0.7
- * has too (close(true), not 2.0.12's closeNow(); no inputClosed), so it runs unchanged on either.
+ * has too (close(true), not 2.0.12's closeNow(); no inputClosed), so it runs unchanged on either;
+ * so does iom.common.MinaAcceptor, the acceptor setup it shares with java-mina.
  *
  * Build: make -C code java
  * Run:   cd code/java && J=$(../tools/find-jdk)/bin/java
@@ -22,19 +23,16 @@
  *        [--stats reads.csv] [--read-buffer N] [--min-read-buffer N] [--max-read-buffer N]
  *        [--allocator heap|direct|cached] [--nodelay true|false|default] [--io-threads N] [--executor-threads N]
  * Try:   bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; head -c 5120 /dev/urandom >&3; head -c 5120 <&3 | wc -c'
- * Chapter: the Mina vs Netty reproduction (book/java)
+ * Chapter: book/java/mina-netty.md (measured in book/java/mina-netty-results.md)
  */
 package iom.echo;
 
+import iom.common.MinaAcceptor;
 import iom.common.Server;
-import java.io.IOException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.apache.mina.core.buffer.CachedBufferAllocator;
 import org.apache.mina.core.buffer.IoBuffer;
 import org.apache.mina.core.filterchain.IoFilterAdapter;
 import org.apache.mina.core.service.IoHandlerAdapter;
-import org.apache.mina.core.service.IoProcessor;
 import org.apache.mina.core.session.IoEventType;
 import org.apache.mina.core.session.IoSession;
 import org.apache.mina.filter.executor.ExecutorFilter;
@@ -43,9 +41,6 @@ import org.apache.mina.transport.socket.nio.NioSocketAcceptor;
 
 public final class MinaEcho {
     private MinaEcho() {}
-
-    /** Mina 2.2 logs every connection a peer resets (per-connection logging): silenced, as in MinaServer. */
-    private static final Logger READ_RESETS = Logger.getLogger(IoProcessor.class.getName());
 
     // BEGIN handler
     /** On an IO processor thread, before the ExecutorFilter: one call per read event. */
@@ -81,7 +76,6 @@ public final class MinaEcho {
 
     public static void main(String[] args) {
         EchoOptions opts = EchoOptions.parse("mina-echo", true, args);
-        READ_RESETS.setLevel(Level.OFF);
         switch (opts.allocator) {
             case "direct" -> IoBuffer.setUseDirectBuffer(true);
             case "cached" -> IoBuffer.setAllocator(new CachedBufferAllocator()); // capacities become powers of 2
@@ -90,22 +84,15 @@ public final class MinaEcho {
         String mina = ReadStats.version(IoBuffer.class, "org.apache.mina", "mina-core");
         ReadStats stats = new ReadStats(mina);
         // BEGIN acceptor
-        NioSocketAcceptor acceptor = new NioSocketAcceptor(opts.ioThreads);
-        acceptor.setReuseAddress(true);
+        NioSocketAcceptor acceptor = MinaAcceptor.open(opts.ioThreads); // SO_REUSEADDR, quiet about reset peers
         configure(acceptor.getSessionConfig(), opts);
         ExecutorFilter executor = executorFilter(opts, mina);
         acceptor.getFilterChain().addLast("read-counter", new ReadCounter(stats));
         acceptor.getFilterChain().addLast("executor", executor);
         acceptor.setHandler(new Echo());
         // END acceptor
-        try {
-            acceptor.bind(opts.address());
-        } catch (IOException e) {
-            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
-        }
-        Server.stopOnSignal(acceptor::unbind, () -> acceptor.dispose(true), executor::destroy,
+        MinaAcceptor.listen(acceptor, opts.host, opts.port, () -> acceptor.dispose(true), executor::destroy,
                 () -> stats.save(opts.stats));
-        Server.ready(acceptor.getLocalAddress().getPort());
     }
 
     /**

@@ -15,7 +15,7 @@
  *            iom.echo.Netty4Echo --port 8080 [--stats reads.csv] [--nodelay true|false|default] \
  *            [--io-threads N] [--executor-threads N]
  * Try:   bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; head -c 5120 /dev/urandom >&3; head -c 5120 <&3 | wc -c'
- * Chapter: the Mina vs Netty reproduction (book/java)
+ * Chapter: book/java/mina-netty.md (measured in book/java/mina-netty-results.md)
  */
 package iom.echo;
 

@@ -5,6 +5,7 @@
  * it is done; every other client waits in the kernel's listen queue meanwhile. A client that
  * sends nothing is dropped after 2 s, or it would stop the server. The Java twin of
  * c-sequential, and the corrected form of the source write-up's SimpleIO (iom.seed000).
+ * The accept loop is the one every blocking model shares (iom.common.BlockingServer).
  *
  * Build: make -C code java
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
@@ -15,28 +16,17 @@
 package iom.servers;
 
 import iom.common.BlockingConnection;
+import iom.common.BlockingServer;
 import iom.common.Options;
-import iom.common.Server;
-import java.io.IOException;
-import java.net.ServerSocket;
 
 public final class Blocking {
     private Blocking() {}
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         Options opts = Options.parse("java-blocking", args);
-        ServerSocket server = Server.listen(opts);
-        Server.stopOnSignal(server);
-        Server.ready(server.getLocalPort());
-
-        // BEGIN accept-loop
-        for (;;) {
-            try {
-                BlockingConnection.serve(server.accept(), opts); // everyone else waits until this returns
-            } catch (IOException e) {
-                throw Server.halt("accept", e);
-            }
-        }
-        // END accept-loop
+        // BEGIN handoff
+        // the main thread serves each connection itself: everyone else waits until it returns
+        BlockingServer.run(opts, socket -> BlockingConnection.serve(socket, opts));
+        // END handoff
     }
 }

@@ -1,6 +1,7 @@
 /*
  * java-mina: Apache Mina 2.2: a NioSocketAcceptor, IO processors (cores + 1 Selector threads),
- * a filter chain and an IoHandler.
+ * a filter chain and an IoHandler. The acceptor is set up, bound and stopped by
+ * iom.common.MinaAcceptor, as the Mina echo server's (iom.echo.MinaEcho) is.
  *
  * The handler keeps each session's request bytes and answers the complete requests of each
  * message with one session.write(): Mina sends every IoBuffer written with a write(2) of its
@@ -21,18 +22,14 @@
 package iom.servers;
 
 import iom.common.Http;
+import iom.common.MinaAcceptor;
 import iom.common.Options;
 import iom.common.RequestBuffer;
-import iom.common.Server;
 import iom.common.Work;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.apache.mina.core.buffer.IoBuffer;
 import org.apache.mina.core.filterchain.IoFilterAdapter;
 import org.apache.mina.core.service.IoHandlerAdapter;
-import org.apache.mina.core.service.IoProcessor;
 import org.apache.mina.core.session.IoSession;
 import org.apache.mina.filter.executor.ExecutorFilter;
 import org.apache.mina.transport.socket.nio.NioSocketAcceptor;
@@ -41,12 +38,10 @@ public final class MinaServer {
     private MinaServer() {}
 
     static final int DEFAULT_POOL = 64;
+    /** Mina's own default (new NioSocketAcceptor()), made explicit: cores + 1. */
+    static final int IO_PROCESSORS = Runtime.getRuntime().availableProcessors() + 1;
     private static final String REQUESTS = "requests", CLOSING = "closing";
     private static final Object FIN = new Object();
-    /** Mina logs every connection a peer resets, at SEVERE: per-connection logging, which the
-     *  contract forbids. Only that logger is silenced; the field keeps java.util.logging from
-     *  dropping the setting with the logger. */
-    private static final Logger READ_RESETS = Logger.getLogger(IoProcessor.class.getName());
 
     // BEGIN handler
     static final class HelloHandler extends IoHandlerAdapter {
@@ -111,10 +106,8 @@ public final class MinaServer {
 
     public static void main(String[] args) {
         Options opts = Options.parse("java-mina", args);
-        READ_RESETS.setLevel(Level.OFF);
         // BEGIN acceptor
-        NioSocketAcceptor acceptor = new NioSocketAcceptor();
-        acceptor.setReuseAddress(true);
+        NioSocketAcceptor acceptor = MinaAcceptor.open(IO_PROCESSORS); // SO_REUSEADDR, quiet about reset peers
         acceptor.setBacklog(opts.backlog);
         acceptor.getSessionConfig().setTcpNoDelay(true); // Mina's default is off: see Server.noDelay
         acceptor.getFilterChain().addLast("fin-in-order", new FinInOrder());
@@ -124,12 +117,6 @@ public final class MinaServer {
         }
         acceptor.setHandler(new HelloHandler(opts));
         // END acceptor
-        try {
-            acceptor.bind(Server.address(opts));
-        } catch (IOException e) {
-            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
-        }
-        Server.stopOnSignal(acceptor::unbind);
-        Server.ready(acceptor.getLocalAddress().getPort());
+        MinaAcceptor.listen(acceptor, opts.host, opts.port);
     }
 }

@@ -118,15 +118,10 @@ public final class Nio2 {
 
     public static void main(String[] args) throws IOException, InterruptedException {
         Options opts = Options.parse("java-nio2", args);
-        InetSocketAddress address = Server.address(opts);
         AsynchronousChannelGroup group = AsynchronousChannelGroup.withFixedThreadPool(
                 opts.pool(DEFAULT_POOL), Thread.ofPlatform().name("nio2-", 0).daemon().factory());
-        AsynchronousServerSocketChannel server = AsynchronousServerSocketChannel.open(group);
-        try {
-            server.bind(address, opts.backlog);
-        } catch (IOException e) {
-            throw Server.halt("bind " + opts.host + ":" + opts.port, e);
-        }
+        AsynchronousServerSocketChannel server = Server.listen(opts,
+                () -> AsynchronousServerSocketChannel.open(group), AsynchronousServerSocketChannel::bind);
         Server.stopOnSignal(server);
         Server.ready(((InetSocketAddress) server.getLocalAddress()).getPort());
 

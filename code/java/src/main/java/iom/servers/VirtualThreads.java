@@ -6,6 +6,7 @@
  * writes. A blocked virtual thread unmounts from its carrier (a small ForkJoinPool, one
  * carrier per core) and the JDK waits for its socket with epoll underneath: thread-per-
  * connection code with an event loop's cost per connection. Idle connections close after 2 s.
+ * The accept loop is the one every blocking model shares (iom.common.BlockingServer).
  *
  * Build: make -C code java
  * Run:   $(code/tools/find-jdk)/bin/java -cp 'code/java/target/classes:code/java/target/lib/*' \
@@ -16,32 +17,17 @@
 package iom.servers;
 
 import iom.common.BlockingConnection;
+import iom.common.BlockingServer;
 import iom.common.Options;
-import iom.common.Server;
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.Socket;
 
 public final class VirtualThreads {
     private VirtualThreads() {}
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         Options opts = Options.parse("java-vthread", args);
-        ServerSocket server = Server.listen(opts);
-        Server.stopOnSignal(server);
-        Server.ready(server.getLocalPort());
-
-        // BEGIN accept-loop
+        // BEGIN handoff
         Thread.Builder connections = Thread.ofVirtual().name("conn-", 0);
-        for (;;) {
-            Socket socket;
-            try {
-                socket = server.accept();
-            } catch (IOException e) {
-                throw Server.halt("accept", e);
-            }
-            connections.start(() -> BlockingConnection.serve(socket, opts));
-        }
-        // END accept-loop
+        BlockingServer.run(opts, socket -> connections.start(() -> BlockingConnection.serve(socket, opts)));
+        // END handoff
     }
 }
