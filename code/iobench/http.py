@@ -23,6 +23,12 @@ def _response(connection: str) -> bytes:
 
 RESPONSE_KEEP_ALIVE = _response("keep-alive")
 RESPONSE_CLOSE = _response("close")
+# What a contract server answers before it closes a connection whose request it cannot serve:
+# not HTTP, or a body (the book's servers take none): 400; headers over 8 KiB: 431.
+RESPONSE_400 = (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n"
+                b"Connection: close\r\n\r\nBad Request\n")
+RESPONSE_431 = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"
+                b"Content-Length: 16\r\nConnection: close\r\n\r\nHeader Too Large\n")
 
 
 @dataclass

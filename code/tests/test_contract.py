@@ -3,7 +3,8 @@
 Every C server runs twice, optimised and under AddressSanitizer + UndefinedBehaviorSanitizer;
 a sanitizer report anywhere in its stderr fails the test. What only one language can show
 stays in test_c_servers.py (fuzzing, CPU of exited children) and test_java_servers.py (the
-source write-up's servers as published); JUnit keeps what only Java can test in-process.
+source write-up's servers as published); JUnit keeps what only Java can test in-process (the
+request parser and buffer, the echo servers). The server ids come from the manifest, once.
 """
 import concurrent.futures
 import dataclasses
@@ -15,7 +16,8 @@ import pytest
 
 from iobench import http
 from iobench.battery import run_battery
-from iobench.http import BODY, RESPONSE_CLOSE, RESPONSE_KEEP_ALIVE, read_response, request_bytes
+from iobench.http import (BODY, RESPONSE_400, RESPONSE_431, RESPONSE_CLOSE, RESPONSE_KEEP_ALIVE, read_response,
+                          request_bytes)
 from iobench.lifecycle import ServerError, ServerProcess, Unsupported
 from iobench.manifest import C_BUILD, CODE, ServerOptions, contract_argv, get, ids
 
@@ -183,3 +185,72 @@ def test_setup_errors_exit_1_and_name_the_call(server_id, tmp_path):
     assert bad.returncode == 1 and "--work-ms wants a number" in bad.stderr, bad.stderr
     bad = subprocess.run(argv + ["--no-such-flag", "1"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 1 and "usage:" in bad.stderr and "Exception" not in bad.stderr, bad.stderr
+
+
+GET, GET_CLOSE = request_bytes("/", "HTTP/1.1"), request_bytes("/", "HTTP/1.1", close=True)
+CLOSING = [  # a request that ends its connection, and exactly what comes back before the close
+    ("Connection: close", GET_CLOSE, RESPONSE_CLOSE),
+    ("9 pipelined requests, then one with Connection: close", GET * 9 + GET_CLOSE, RESPONSE_KEEP_ALIVE * 9 + RESPONSE_CLOSE),
+    ("not HTTP", b"THIS IS NOT HTTP\r\n\r\n", RESPONSE_400),
+    ("a request body", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", RESPONSE_400),
+    ("headers over 8 KiB", b"GET / HTTP/1.1\r\nX-Big: " + b"x" * 8200, RESPONSE_431),
+]
+
+
+def read_to_end(sock: socket.socket, timeout: float = 10.0) -> bytes:
+    """Everything until the server closes; a server that never closes fails the test."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except socket.timeout:
+        pytest.fail(f"not closed within {timeout:g} s; received {data[:200]!r}")
+    except ConnectionResetError:
+        pass  # closed with unread bytes left (the 8 KiB header): the answer came before the reset
+    return data
+
+
+@pytest.mark.parametrize("server_id, build", VARIANTS, ids=_id)
+def test_closing_responses_exact_bytes_then_close(server_id, build, tmp_path):
+    """Each on a connection of its own: the same bytes in every language, then the close."""
+    srv = start(server_id, build, tmp_path)
+    try:
+        with srv:
+            for what, request, expected in CLOSING:
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                    s.sendall(request)
+                    assert read_to_end(s) == expected, what
+    except Unsupported as exc:
+        pytest.skip(str(exc))
+    assert_clean_exit(srv)
+
+
+@pytest.mark.parametrize("work_ms", [0, 0.05])
+@pytest.mark.parametrize("server_id", C_IDS + JAVA_IDS)
+def test_pipelined_batches_without_nagle_stalls(server_id, work_ms, tmp_path):
+    """wrk's pipelined load, as a test: 16 requests in one write get 16 answers at once. A server
+    that writes them one by one without TCP_NODELAY has the second wait for the client's delayed
+    ACK of the first (~40 ms) every batch: 10 batches would take 400 ms instead of a few."""
+    depth, batches, budget_s = 16, 10, 0.250
+    srv = start(server_id, "opt", tmp_path, work_ms=work_ms, spin_us=5 if work_ms else 0)
+    try:
+        with srv:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as wrk: any stall is the server's
+                buf = bytearray()
+
+                def batch() -> None:
+                    s.sendall(GET * depth)
+                    for i in range(depth):
+                        assert read_response(s, buf, time.monotonic() + 10).raw == RESPONSE_KEEP_ALIVE, i
+                for _ in range(3):  # warm up (a JVM compiles its hot paths)
+                    batch()
+                t0 = time.monotonic()
+                for _ in range(batches):
+                    batch()
+                took = time.monotonic() - t0
+    except Unsupported as exc:
+        pytest.skip(str(exc))
+    assert took < budget_s, f"{batches} batches of {depth} pipelined requests took {took * 1e3:.0f} ms: a stall per batch?"
+    assert_clean_exit(srv)
