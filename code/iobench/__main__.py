@@ -30,10 +30,9 @@ def cmd_list(args) -> int:
     for e in manifest.ECHO_SERVERS.values():
         print(f"  {e.id:24s} Java    echo server: {e.framework} {e.version} ({e.main_class})")
     print("datasets:")
-    for p in plans.PLANS.values():
-        print(f"  {p.dataset:24s} {len(p.servers)} servers x {len(p.points)} points: {p.description}")
-    for p in plans.ECHO_PLANS.values():
-        print(f"  {p.dataset:24s} {len(p.points)} echo points: {p.description}")
+    for p in plans.every().values():
+        servers = f"{len(p.servers)} servers x " if hasattr(p, "servers") else ""
+        print(f"  {p.dataset:24s} {servers}{len(p.points)} points: {p.description}")
     return 0
 
 

@@ -132,7 +132,7 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
 
 def reader(name: str):
     """The loader for a dataset's kind (its plan's reader); a folder without a plan is read as HTTP."""
-    plan = plans.PLANS.get(name) or plans.ECHO_PLANS.get(name)
+    plan = plans.every().get(name)
     return plan.reader() if plan is not None else load
 
 

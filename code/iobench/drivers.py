@@ -31,6 +31,7 @@ class LoadSpec:
     size: int = 0              # echo: bytes per message
     nodelay: bool = False      # echo: TCP_NODELAY on the generator's sockets (off: Nagle on)
     split: tuple[int, int, int] = (0, 0, 0)  # echo: every K-th message written as B bytes, U µs, the rest
+    hist: str = ""             # openloop: write the latency histogram to this file
 
     @property
     def mode(self) -> str:

@@ -182,9 +182,15 @@ SEED_000 = Plan(
 PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000)}
 
 
-def get(name: str) -> "Plan | EchoPlan":
-    """The plan of dataset `name`, of either kind: each knows its experiment and its reader."""
-    plan = PLANS.get(name) or ECHO_PLANS.get(name)
+def every() -> dict:
+    """Every plan by dataset, of every kind: HTTP and echo (here), open-loop (openrun.py)."""
+    from .openrun import OPEN_PLANS
+    return {**PLANS, **ECHO_PLANS, **OPEN_PLANS}
+
+
+def get(name: str):
+    """The plan of dataset `name`, of any kind: each knows its experiment and its reader."""
+    plan = every().get(name)
     if plan is None:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}")
     return plan
@@ -192,7 +198,7 @@ def get(name: str) -> "Plan | EchoPlan":
 
 def names() -> list[str]:
     """Every dataset the harness can measure."""
-    return sorted(PLANS) + sorted(ECHO_PLANS)
+    return sorted(every())
 
 
 def experiment(name: str, servers: tuple[str, ...] | None = None, with_battery: bool | None = None):

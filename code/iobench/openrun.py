@@ -1,0 +1,252 @@
+"""The open-loop experiments: latency against offered load, on the runner's lifecycle.
+
+For each repeat, each server and each amount of work in turn, one server process serves:
+
+  1. the closed loop (iom-openloop --closed): C connections, each sending its next request
+     when the last is answered; what it achieves is the server's capacity at C connections
+     (with 20 ms of work, Little's bound C / 20 ms, if the model overlaps the work);
+  2. the open loop at fractions of that capacity (10 % to 150 %): requests at a constant
+     rate, each with an intended start time, latency counted from it, at most C connections;
+     a request that finds the generator's in-flight cap full is dropped, never delayed.
+
+A plan may fix its rates instead (the cross-check of iom-openloop against vegeta), and
+measure them with more than one open-loop tool. Every row keeps what the generator did not
+count as well as what it did: offered = ok + non-2xx + timeouts + connect errors + resets +
+dropped, the longest stall with work outstanding, and who was served (per connection).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import drivers, manifest, runner
+from .dataset import Dataset
+from .lifecycle import ServerProcess
+from .manifest import ServerOptions
+from .runner import Experiment, Load, Run, Unit
+
+
+@dataclass(frozen=True)
+class OpenPoint:
+    tool: str               # "openloop" (the book's generator) or "vegeta" (the cross-check)
+    loop: str               # "closed": measures the capacity the open points are fractions of; "open"
+    connections: int = 40
+    work_ms: float = 0.0
+    fraction: float = 0.0   # open loop: this share of the closed loop's rate in the same repeat
+    rate: float = 0.0       # or this fixed rate (requests per second)
+    timeout_s: float = 5.0
+
+    def label(self) -> str:
+        level = ("closed" if self.loop == "closed" else f"{self.rate:g}/s" if self.rate
+                 else f"{100 * self.fraction:g}% of capacity")
+        return f"{self.tool} {level} c={self.connections} work={self.work_ms:g}ms"
+
+
+@dataclass(frozen=True)
+class OpenPlan:
+    dataset: str
+    description: str
+    servers: tuple[str, ...]
+    points: tuple[OpenPoint, ...]
+    smoke_points: tuple[OpenPoint, ...]
+    smoke_servers: tuple[str, ...] = ()  # smoke: only these (default: all)
+    duration_s: float = 4.0              # measured seconds per point (at most the profile's)
+
+    def points_for(self, profile: str) -> tuple[OpenPoint, ...]:
+        return self.smoke_points if profile == "smoke" else self.points
+
+    def only(self, servers) -> "OpenPlan":
+        return dataclasses.replace(self, servers=tuple(servers), smoke_servers=())
+
+    def experiment(self, with_battery: bool | None = None) -> "OpenExperiment":
+        return OpenExperiment(self)
+
+    @staticmethod
+    def reader():
+        return load
+
+
+def _sweep(work_ms: float, fractions: tuple[float, ...], connections: int = 40) -> tuple[OpenPoint, ...]:
+    return ((OpenPoint("openloop", "closed", connections, work_ms),)
+            + tuple(OpenPoint("openloop", "open", connections, work_ms, fraction=f) for f in fractions))
+
+
+FRACTIONS = (0.1, 0.5, 0.8, 1.0, 1.2, 1.5)
+OPEN_LOOP = OpenPlan(
+    dataset="open-loop",
+    description="latency against offered load: each server's capacity at 40 connections from the closed "
+                "loop, then the open loop at 10 % to 150 % of it, with 0 and 20 ms of work per request",
+    servers=("nginx", "c-threadpool", "c-epoll", "java-vthread", "java-netty"),
+    points=_sweep(0.0, FRACTIONS) + _sweep(20.0, FRACTIONS),
+    smoke_points=_sweep(0.0, (0.5, 1.5)) + _sweep(20.0, (0.5, 1.5)),
+    smoke_servers=("nginx", "c-epoll"),
+)
+
+
+def _fixed(work_ms: float, rates: tuple[float, ...]) -> tuple[OpenPoint, ...]:
+    return ((OpenPoint("openloop", "closed", 40, work_ms),)
+            + tuple(OpenPoint(tool, "open", 40, work_ms, rate=r) for r in rates for tool in ("openloop", "vegeta")))
+
+
+CROSSCHECK = OpenPlan(
+    dataset="open-loop-crosscheck",
+    description="iom-openloop against vegeta at the same fixed rates and 40 connections: c-epoll with 20 ms "
+                "of work (capacity 2,000/s by Little's law) and nginx without work, up to each tool's ceiling",
+    servers=("c-epoll", "nginx"),
+    points=_fixed(20.0, (500, 1000, 1500, 1900, 2500)) + _fixed(0.0, (5000, 10000, 20000, 40000)),
+    smoke_points=_fixed(20.0, (1000,)) + _fixed(0.0, (5000,)),
+)
+OPEN_PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK)}
+
+COLUMNS = [
+    "server", "model", "lang", "tool", "loop", "connections", "work_ms", "fraction", "rate", "repeat",
+    "capacity_rps", "offered_rps", "achieved_rps",
+    "offered", "ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped",
+    "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
+    "send_lag_p99_ms", "stall_s", "in_flight_max",
+    "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
+    "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
+    "client_cpu_pct", "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy", "outlier",
+    "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
+]
+KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate"]  # a point: its rate
+# is a fraction of the capacity the closed loop measured in the same repeat, or fixed by the plan
+
+
+class OpenExperiment(Experiment):
+    columns = COLUMNS
+    outlier_keys = tuple(KEYS)
+    outlier_value = "achieved_rps"
+    require_clean_exit = True
+
+    def __init__(self, plan: OpenPlan):
+        self.plan = plan
+        self.dataset = plan.dataset
+        self.description = plan.description
+        self.servers = [manifest.get(s) for s in plan.servers]
+        self.smoke_servers = [manifest.get(s) for s in plan.smoke_servers or plan.servers]
+        self.capacity: dict[tuple, float] = {}  # (server, work_ms, repeat) -> the closed loop's rate
+
+    def points(self, profile: str):
+        self.active = self.smoke_servers if profile == "smoke" else self.servers
+        return self.plan.points_for(profile)
+
+    def duration(self, run: Run) -> float:
+        return min(run.profile.duration_s, self.plan.duration_s)
+
+    def meta(self, run: Run) -> dict:
+        return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
+                         "measured_s": self.duration(run)},
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers}}
+
+    def _units(self, points) -> list[Unit]:
+        """One server process per server and amount of work (a baseline cannot simulate work),
+        every server at one amount of work before the next amount."""
+        return [Unit(server, [p for p in points if p.work_ms == work_ms], ServerOptions(work_ms=work_ms),
+                     note={"work_ms": work_ms})
+                for work_ms in dict.fromkeys(p.work_ms for p in points) for server in self.active
+                if not work_ms or "work_ms" in server.supports]
+
+    def count(self, points) -> int:
+        return sum(len(u.points) for u in self._units(points))
+
+    def units(self, run: Run, points, repeat: int):
+        yield from self._units(points)
+
+    def measure(self, run: Run, srv: ServerProcess, point: OpenPoint, repeat: int) -> dict:
+        key = (srv.server.id, point.work_ms, repeat)
+        rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
+        level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
+        stem = f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
+        hist = run.writer.raw_path(stem + ".hist.csv") if point.tool == "openloop" else None
+        spec = drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=True,
+                                duration_s=self.duration(run), timeout_s=point.timeout_s,
+                                rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
+        driver = drivers.get(point.tool)
+        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": run.profile.warmup_s, "hist": ""})
+        load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
+                    measured=run.client_prefix + driver.argv(spec, srv.url),
+                    timeout_s=self.duration(run) * 2 + point.timeout_s + 60)
+        m = run.measure_load(srv, stem, load)
+        r = driver.parse(m.output, m.code)
+        if point.loop == "closed" and r.ok:
+            self.capacity[key] = r.rps
+        x = r.extra
+        u = m.usage
+        lc = runner.load_columns(m)
+        client_cpu_s = lc["client_cpu_pct"] / 100 * self.duration(run)
+        return {
+            "server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang, "tool": point.tool,
+            "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
+            "fraction": point.fraction, "rate": point.rate, "repeat": repeat,
+            "capacity_rps": self.capacity.get(key), "offered_rps": rate if point.loop == "open" else None,
+            "achieved_rps": r.rps, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
+            "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": x.get("resets"),
+            "dropped": x.get("dropped"),
+            "p50_ms": r.p50_ms, "p90_ms": r.p90_ms, "p99_ms": r.p99_ms, "p99_9_ms": x.get("p99_9_ms"),
+            "p99_99_ms": x.get("p99_99_ms"), "max_ms": r.max_ms, "mean_ms": r.mean_ms,
+            "send_lag_p99_ms": x.get("send_lag_p99_ms"), "stall_s": x.get("stall_s"),
+            "in_flight_max": x.get("in_flight_max"),
+            "conns_served": x.get("conns_served"), "conn_min_requests": x.get("conn_min_requests"),
+            "conn_median_requests": x.get("conn_median_requests"), "conn_max_requests": x.get("conn_max_requests"),
+            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
+                                  "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
+                                  "raw_file", "started_at")},
+            "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,
+            "client_cpu_us_per_req": 1e6 * client_cpu_s / r.requests if r.requests else None,
+            "outlier": False, "ok_run": r.ok, "failure": r.failure,
+            "hist_file": str(Path("raw") / (stem + ".hist.csv")) if hist else None,
+            "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
+            "profile": run.profile.name, "run_id": run.run_id,
+        }
+
+    def describe(self, row: dict) -> str:
+        offered = f"offered {row['offered_rps']:,.0f}/s " if row["offered_rps"] else "closed loop "
+        return (f"{offered}-> {row['achieved_rps']:,.0f}/s  p99 {row['p99_ms']} ms  dropped {row['dropped']}  "
+                f"stall {row['stall_s']} s  gen cpu {row['client_cpu_pct']:.0f}%")
+
+
+# ---- reading a captured open-loop dataset ---------------------------------------------------------
+
+class OpenDataset(Dataset):
+    """An open-loop dataset: the HTTP datasets' provenance and caption, its own summary."""
+
+    def summary(self):
+        ok = self.df[self.df["ok_run"]]
+        return ok.groupby(KEYS, sort=False, dropna=False).agg(
+            repeats=("repeat", "count"), capacity_rps=("capacity_rps", "median"),
+            offered_rps=("offered_rps", "median"),
+            achieved_rps=("achieved_rps", "median"), achieved_rps_min=("achieved_rps", "min"),
+            achieved_rps_max=("achieved_rps", "max"),
+            p50_ms=("p50_ms", "median"), p99_ms=("p99_ms", "median"), p99_ms_min=("p99_ms", "min"),
+            p99_ms_max=("p99_ms", "max"), p99_9_ms=("p99_9_ms", "median"), max_ms=("max_ms", "median"),
+            dropped=("dropped", "median"), timeouts=("timeouts", "median"), offered=("offered", "median"),
+            stall_s=("stall_s", "median"), send_lag_p99_ms=("send_lag_p99_ms", "median"),
+            conns_served=("conns_served", "min"), conn_min_requests=("conn_min_requests", "min"),
+            conn_max_requests=("conn_max_requests", "max"),
+            cpu_us_per_req=("server_cpu_us_per_req", "median"),
+            client_cpu_us_per_req=("client_cpu_us_per_req", "median"),
+            client_cpu_pct=("client_cpu_pct", "median"), generator_bound=("generator_bound", "any"),
+            noisy=("noisy", "any"), outliers=("outlier", "sum"),
+        ).reset_index()
+
+    def table(self):
+        cols = ["server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
+                "p50_ms", "p99_ms", "p99_9_ms", "dropped", "timeouts", "stall_s", "conns_served", "generator_bound"]
+        return self.summary()[cols].round(2)
+
+
+def load(path: Path, shown_under: str = "replay") -> OpenDataset:
+    import json
+
+    import pandas as pd
+
+    path = Path(path)
+    if not (path / "results.csv").exists():
+        raise FileNotFoundError(f"no captured dataset at {path}")
+    df = pd.read_csv(path / "results.csv")
+    for col in ("ok_run", "generator_bound", "noisy", "outlier"):
+        df[col] = df[col].astype(str).str.lower().eq("true")
+    meta = json.loads((path / "meta.json").read_text())
+    return OpenDataset(path.name, path, df, meta, {}, shown_under)
