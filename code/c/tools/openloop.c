@@ -34,6 +34,13 @@
  *        [--hist FILE] http://IPv4:PORT/PATH
  * Prints one line: OPENLOOP {"mode": "open", "offered": ..., "ok": ..., "p99_ms": ..., ...}
  * --hist FILE also writes the latency histogram as CSV: upper_us,count (non-empty buckets).
+ * Beyond the outcomes and percentiles: sent (requests written whole); send_lag_p99/max_ms
+ * (how late this loop took requests up after their intended start: the generator's own
+ * lag, not the server's); in_flight_max, queue_max (of those, waiting here for room);
+ * conns_served and conn_min/median/max_requests (answers per connection place); timeline
+ * (answers per timeline_ms), timeline_busy (requests in flight in that bucket), stall_s
+ * (the longest run of busy buckets without an answer) and gap_max_ms (the same to the
+ * nanosecond: a 200 ms pause can fill only one whole 100 ms bucket).
  * Build: make -C code/c build/iom-openloop         Driver: code/iobench/drivers.py ("openloop")
  * Try:   code/c/build/c-epoll --port 8080 &
  *        code/c/build/iom-openloop --rate 5000 --duration 5 http://127.0.0.1:8080/
