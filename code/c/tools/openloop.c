@@ -26,7 +26,8 @@
  * before its answer) or dropped; the six add up to the offered requests.
  *
  * --closed: each of the --connections keeps D requests outstanding and sends the next on
- * each answer; latency counts from the send (nothing is dropped: offered == sent).
+ * each answer; latency counts from the send. Nothing waits or is dropped: offered == sent,
+ * but for requests whose connection failed before they were written.
  * Latencies (of ok requests) go into a histogram of < 0.1% bucket width (tools/hist.c).
  *
  * Usage: iom-openloop (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)
