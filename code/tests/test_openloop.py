@@ -1,8 +1,15 @@
-"""The open-loop generator: parsed from real outputs, and it sees the queueing a closed
-loop hides (coordinated omission)."""
+"""The open-loop generator (iom-openloop): parsed from real outputs, and measured against
+small HTTP servers written here that count, pause, stay silent or batch their answers.
+It keeps its rate, sees the stall a closed loop hides, counts every request exactly one
+way, leaks no socket, and pipelines as deep as it is told."""
+import asyncio
+import json
 import os
+import resource
+import statistics
 import subprocess
-from pathlib import Path
+import threading
+import time
 
 import pytest
 
@@ -11,23 +18,285 @@ from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ROOT, ServerOptions, get
 from test_parsers import parse
 
+OPENLOOP = CODE / "c" / "build" / "iom-openloop"
+OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
+RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, world\n"
+CLOSE = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nConnection: close\r\n\r\nHello, world\n"
+
 
 @pytest.fixture(scope="module")
 def built():
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
 
 
+# ---- servers ------------------------------------------------------------------------------
+
+class Server:
+    """An HTTP server on 127.0.0.1 over asyncio, in a thread of the test process.
+    mode: "count"  answers at once, keeps the time of every request in `arrivals`;
+          "pause"  answers at once, except from 0.5 to 0.7 s of every second (from its start):
+                   nothing is answered then, on any connection;
+          "silent" reads and never answers;
+          "batch"  answers what has arrived 5 ms after the first unanswered request, keeping
+                   how many requests each read brought (`reads`) and each answer took (`batches`);
+          "close"  answers with Connection: close and closes."""
+
+    def __init__(self, mode: str):
+        self.mode, self.arrivals, self.reads, self.batches, self.connections = mode, [], [], [], 0
+        self.loop = asyncio.new_event_loop()
+        self.t0 = time.monotonic()
+        self.server = self.loop.run_until_complete(
+            self.loop.create_server(lambda: Conn(self), "127.0.0.1", 0, backlog=1024))
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/"
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def paused_for(self) -> float:
+        """How long the pause still lasts (0: not paused)."""
+        phase = (time.monotonic() - self.t0) % 1.0
+        return 0.7 - phase if 0.5 <= phase < 0.7 else 0.0
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.server.close()
+        self.loop.close()
+
+
+class Conn(asyncio.Protocol):
+    def __init__(self, srv: Server):
+        self.srv, self.buf, self.pending, self.timer = srv, b"", 0, None
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.srv.connections += 1
+
+    def data_received(self, data):
+        self.buf += data
+        n = self.buf.count(b"\r\n\r\n")
+        self.buf = self.buf[self.buf.rfind(b"\r\n\r\n") + 4:] if n else self.buf
+        if n == 0 or self.srv.mode == "silent":
+            return
+        srv = self.srv
+        srv.reads.append(n)
+        if srv.mode == "count":
+            srv.arrivals.extend([time.monotonic()] * n)
+        if srv.mode == "close":
+            self.transport.write(CLOSE)
+            self.transport.close()
+            return
+        self.pending += n
+        delay = 0.005 if srv.mode == "batch" else srv.paused_for() if srv.mode == "pause" else 0.0
+        if self.timer is None and delay > 0:
+            self.timer = srv.loop.call_later(delay, self.answer)
+        elif self.timer is None:
+            self.answer()
+
+    def answer(self):
+        self.timer = None
+        if self.srv.mode == "pause" and self.srv.paused_for() > 0:  # a new pause began meanwhile
+            self.timer = self.srv.loop.call_later(self.srv.paused_for(), self.answer)
+            return
+        self.srv.batches.append(self.pending)
+        if not self.transport.is_closing():
+            self.transport.write(RESPONSE * self.pending)
+        self.pending = 0
+
+    def connection_lost(self, exc):
+        if self.timer is not None:
+            self.timer.cancel()
+
+
+# ---- running it ---------------------------------------------------------------------------
+
+def openloop(*args: str, nofile: int | None = None, timeout: float = 30) -> dict:
+    """Run iom-openloop; its OPENLOOP line, checked for what must hold in every run."""
+    limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None
+    p = subprocess.run([str(OPENLOOP), *args], capture_output=True, text=True, timeout=timeout, preexec_fn=limit)
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("OPENLOOP {"))
+    d = json.loads(line[len("OPENLOOP "):])
+    assert sum(d[k] for k in OUTCOMES) == d["offered"], d  # every request ended exactly one way
+    assert d["sent"] <= d["offered"] - d["dropped"]
+    assert d["in_flight_max"] <= d["max_in_flight"]
+    assert len(d["timeline"]) == len(d["timeline_busy"])
+    if d["ok"]:
+        assert d["p50_ms"] <= d["p90_ms"] <= d["p99_ms"] <= d["p99_9_ms"] <= d["p99_99_ms"] <= d["max_ms"]
+    return d
+
+
+def short(d: dict) -> dict:
+    return {k: v for k, v in d.items() if k not in ("timeline", "timeline_busy")}
+
+
+# ---- parsing captured outputs (fixtures/capture.py) -----------------------------------------
+
 def test_openloop_ok():
     r = parse("openloop_ok")
     assert r.ok and r.errors == 0
-    assert r.extra["intended"] == 2000 and r.extra["sent"] == 2000 and r.requests == 2000
-    assert r.p50_ms <= r.p99_ms <= r.max_ms
+    assert r.extra["mode"] == "open" and r.extra["offered"] == r.extra["sent"] == r.requests == 2000
+    assert r.rps == pytest.approx(2000, rel=0.01)
+    assert r.p50_ms <= r.p90_ms <= r.p99_ms <= r.extra["p99_9_ms"] <= r.max_ms
+    assert r.extra["conns_served"] == 10 and r.extra["timeline_ms"] == 100
 
 
 def test_openloop_timeouts():
+    # a server that answers after 1.5 s, a timeout of 1 s: nothing is ok, everything offered ends
     r = parse("openloop_timeouts")
-    assert r.errors_timeout > 0 and r.errors >= r.errors_timeout
+    assert not r.ok and r.requests == 0 and r.p99_ms is None
+    assert r.errors_timeout == r.errors == r.extra["offered"] - r.extra["dropped"] > 0
 
+
+def test_openloop_closed():
+    r = parse("openloop_closed")
+    assert r.ok and r.errors == 0 and r.extra["mode"] == "closed"
+    assert r.extra["offered"] == r.extra["sent"] == r.requests and r.extra["dropped"] == 0
+    assert r.extra["send_lag_p99_ms"] is None  # no schedule, no lag
+
+
+def test_openloop_dropped():
+    r = parse("openloop_dropped")  # a silent server, at most 50 in flight
+    assert r.extra["dropped"] == r.extra["offered"] - 50 and r.errors_timeout == 50
+
+
+def test_openloop_refused():
+    r = parse("openloop_refused")
+    assert not r.ok and r.errors_connect == r.errors == r.extra["offered"] > 0
+
+
+# ---- the rate ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rate", [2000, 10000])
+def test_the_rate_is_kept(built, rate):
+    """2 s at R requests/s: exactly 2R offered, and the server counts them all."""
+    with Server("count") as srv:
+        d = openloop("--rate", str(rate), "--connections", "16", "--duration", "2", srv.url)
+    assert d["offered"] == 2 * rate, short(d)
+    assert d["ok"] >= 0.99 * d["offered"] and d["ok"] == len(srv.arrivals), short(d)
+    assert d["achieved_rps"] == pytest.approx(rate, rel=0.01)
+    span = srv.arrivals[-1] - srv.arrivals[0]
+    assert span == pytest.approx(2.0, abs=0.1)  # spread over the run, not sent in bursts
+    assert sum(d["timeline"]) == d["ok"] and max(d["timeline"]) <= 0.1 * rate * 1.5
+
+
+def test_poisson_keeps_the_mean_rate_and_the_seed_fixes_the_schedule(built):
+    with Server("count") as srv:
+        d = openloop("--rate", "10000", "--poisson", "--seed", "7", "--connections", "16", "--duration", "2",
+                     srv.url)
+        again = openloop("--rate", "1000", "--poisson", "--seed", "7", "--duration", "0.3", srv.url)
+        same = openloop("--rate", "1000", "--poisson", "--seed", "7", "--duration", "0.3", srv.url)
+        other = openloop("--rate", "1000", "--poisson", "--seed", "8", "--duration", "0.3", srv.url)
+    assert d["poisson"] and d["seed"] == 7
+    assert d["offered"] == pytest.approx(20000, rel=0.03)  # 4 standard deviations: 4 x sqrt(20000)
+    assert d["offered"] != 20000  # it is not the constant schedule
+    assert d["ok"] >= 0.99 * d["offered"], short(d)
+    assert again["offered"] == same["offered"] != other["offered"]
+
+
+def test_poisson_gaps_vary_as_exponential_ones(built):
+    """The gaps between arrivals at the server: an exponential distribution's coefficient of
+    variation is 1; a constant rate's is near 0 (only timer noise)."""
+    cv = {}
+    for flags in ((), ("--poisson",)):
+        with Server("count") as srv:
+            openloop("--rate", "500", *flags, "--duration", "1", srv.url)
+        gaps = [b - a for a, b in zip(srv.arrivals, srv.arrivals[1:])]
+        cv[flags] = statistics.pstdev(gaps) / statistics.mean(gaps)
+    assert cv[()] < 0.5 and 0.8 < cv[("--poisson",)] < 1.25, cv
+
+
+# ---- coordinated omission -------------------------------------------------------------------
+
+def test_a_pause_the_closed_loop_hides_the_open_loop_shows(built):
+    """The server answers nothing for 200 ms of every second. A closed loop of 4 connections
+    waits with it, so only 4 requests per pause are slow; at 1000 req/s, every request due
+    in the pause waits for its end, and those due in its first 50 ms wait over 150 ms."""
+    with Server("pause") as srv:
+        closed = openloop("--closed", "--connections", "4", "--duration", "2", srv.url)
+        opened = openloop("--rate", "1000", "--connections", "50", "--duration", "2", srv.url)
+    assert closed["ok"] > 1000 and closed["p99_ms"] < 50, short(closed)
+    assert opened["p99_ms"] >= 150, short(opened)
+    assert 180 <= opened["max_ms"] <= 400
+    for d in (closed, opened):  # the timeline sees the pause either way; a 200 ms pause fills
+        # one or two whole 100 ms buckets, gap_max_ms measures it to the nanosecond
+        assert 0.1 <= d["stall_s"] <= 0.4 and 180 <= d["gap_max_ms"] <= 400, short(d)
+
+
+# ---- every request counted ------------------------------------------------------------------
+
+def test_drops_and_timeouts_are_counted_exactly(built):
+    """A server that never answers, at most 50 in flight, a timeout longer than the run: the
+    first 50 requests are admitted (and time out), every later one is dropped."""
+    with Server("silent") as srv:
+        d = openloop("--rate", "200", "--connections", "4", "--duration", "1", "--max-in-flight", "50",
+                     "--timeout", "1.5", srv.url)
+    assert d["offered"] == 200 and d["timeouts"] == 50 and d["dropped"] == 150, short(d)
+    assert d["in_flight_max"] == 50 and d["ok"] == 0 and d["p99_ms"] is None
+    assert 1.7 < d["elapsed_s"] < 2.2  # the last admitted request (due at 0.245 s) timed out at 1.745 s
+
+
+def test_timeouts_give_room_back(built):
+    """A timeout shorter than the run: each timeout lets one more request in."""
+    with Server("silent") as srv:
+        d = openloop("--rate", "400", "--connections", "4", "--duration", "1", "--max-in-flight", "20",
+                     "--timeout", "0.2", srv.url)
+    assert d["offered"] == 400 and d["timeouts"] == 400 - d["dropped"], short(d)
+    assert 20 * 4 <= d["timeouts"] <= 20 * 6 + 5  # about 20 admitted per 0.2 s
+    assert d["connects"] > 4  # a connection whose request timed out was replaced
+
+
+def test_no_socket_leaks_under_a_small_descriptor_limit(built):
+    """64 descriptors: a thousand connections opened one per request, and hundreds replaced
+    after timeouts, must all be closed again, or socket() fails and connects are errors."""
+    with Server("close") as srv:
+        closing = openloop("--rate", "1000", "--connections", "8", "--duration", "1", "--close", srv.url,
+                           nofile=64)
+    with Server("silent") as srv:
+        timing_out = openloop("--rate", "500", "--connections", "8", "--duration", "1", "--timeout", "0.05",
+                              srv.url, nofile=64)
+    assert closing["ok"] == closing["offered"] == 1000 and closing["connects"] >= 1000, short(closing)
+    assert timing_out["timeouts"] == timing_out["offered"] == 500, short(timing_out)
+    assert timing_out["connects"] >= 200
+    for d in (closing, timing_out):
+        assert d["errors_connect"] == 0 and d["connect_failures"] == 0
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_pipelining_sends_depth_requests_back_to_back(built, depth):
+    """One connection, more load than it can carry: whenever the answers come back, the next
+    `depth` requests go out in one write, and never more than `depth` are unanswered."""
+    with Server("batch") as srv:
+        d = openloop("--rate", "2000", "--connections", "1", "--pipeline", str(depth), "--duration", "0.5",
+                     srv.url)
+    assert d["ok"] > 0 and d["pipeline"] == depth and d["resets"] == 0, short(d)
+    assert max(srv.batches) == depth and max(srv.reads) == depth, (srv.reads[:20], srv.batches[:20])
+    assert statistics.mean(srv.batches) > depth - 0.5
+
+
+def test_bad_usage_exits_2(built):
+    for args in (["http://127.0.0.1:1/"], ["--closed", "--rate", "5", "http://127.0.0.1:1/"],
+                 ["--rate", "5", "--close", "--pipeline", "2", "http://127.0.0.1:1/"],
+                 ["--rate", "5", "localhost:80"], ["--rate", "x", "http://127.0.0.1:1/"]):
+        p = subprocess.run([str(OPENLOOP), *args], capture_output=True, text=True, timeout=5)
+        assert p.returncode == 2 and "usage:" in p.stderr and not p.stdout, args
+
+
+def test_the_histogram_file(built, tmp_path):
+    with Server("count") as srv:
+        d = openloop("--rate", "1000", "--duration", "0.5", "--hist", str(tmp_path / "h.csv"), srv.url)
+    lines = (tmp_path / "h.csv").read_text().splitlines()
+    assert lines[0] == "upper_us,count"
+    rows = [(float(a), int(b)) for a, b in (ln.split(",") for ln in lines[1:])]
+    assert sum(n for _, n in rows) == d["ok"]
+    bounds = [b for b, _ in rows]
+    assert bounds == sorted(bounds) and bounds[-1] >= d["max_ms"] * 1000 - 0.001
+    assert any(b == pytest.approx(d["p99_ms"] * 1000, abs=0.001) for b in bounds)
+
+
+# ---- with the harness ------------------------------------------------------------------------
 
 def run(tool: str, spec: drivers.LoadSpec, url: str) -> drivers.LoadResult:
     d = drivers.get(tool)
@@ -45,7 +314,9 @@ def test_open_loop_sees_the_queue_a_closed_loop_hides(built):
         opened = run("openloop", drivers.LoadSpec("openloop", 4, keepalive=False, duration_s=2,
                                                   timeout_s=10, rate=150), srv.url)
     assert closed.ok and opened.ok, (closed.failure, opened.failure)
+    assert opened.extra["mode"] == "open"
     assert closed.rps == pytest.approx(100, rel=0.15)
     assert closed.p99_ms < 100
     assert opened.p99_ms > 5 * closed.p99_ms, (opened.p99_ms, closed.p99_ms)
-    assert opened.extra["backlog_max"] > 20
+    assert opened.extra["in_flight_max"] > 20 and opened.extra["queue_max"] > 15
+    assert opened.requests == opened.extra["offered"] == 300  # all answered, late

@@ -11,7 +11,8 @@
  * connection and its sequence number). --split-every K --split-at B --split-pause-us U
  * writes every K-th message in two parts, B bytes and then the rest U µs later, so the
  * server sees part of a message arrive; without --nodelay, Nagle stays on, as it was
- * for the benchmark's JMeter client. Latencies go into a log-linear histogram (< 1% error).
+ * for the benchmark's JMeter client. Latencies go into a log-linear histogram (< 1% error,
+ * tools/hist.c, shared with iom-openloop).
  *
  * Usage: iom-echoload --port N [--host 127.0.0.1] [--connections 32] [--size 5120]
  *        [--duration 10] [--warmup 0] [--timeout 5] [--nodelay] [--hist]
@@ -36,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hist.h"
+
 #define SUB_BITS 7                       /* 128 linear buckets per power of two: < 0.8% error */
-#define SUB (1 << SUB_BITS)
-#define HIST_BUCKETS ((64 - SUB_BITS + 1) * SUB) /* every int64 of nanoseconds */
 #define PATTERN_SPAN 65536               /* messages start at different offsets of one pattern */
 #define RETRY_NS 100000000LL             /* a failed connect is retried 100 ms later */
 #define STALL_NS 35000000LL              /* stalls_35ms: a delayed ACK's 40 ms shows up here */
@@ -70,8 +71,10 @@ static struct {
 static struct {
     long messages, errors_connect, errors_read, errors_write, errors_timeout, errors_mismatch, stalls;
     int64_t sum_ns, max_ns;
-    long hist[HIST_BUCKETS], coarse[64]; /* coarse[k]: latencies in [2^(k-1), 2^k) µs */
+    long coarse[64]; /* coarse[k]: latencies in [2^(k-1), 2^k) µs */
 } st;
+
+static struct hist latency; /* nanoseconds, SUB_BITS (tools/hist.c) */
 
 static struct conn *conns;
 static int epfd, measuring, ever_connected, last_connect_errno;
@@ -99,46 +102,20 @@ static void on_signal(int sig)
 }
 
 // BEGIN histogram
-/* Values below 2*SUB ns have a bucket each; above, every power of two has SUB buckets. */
-static int bucket(uint64_t v)
-{
-    if (v < 2 * SUB)
-        return (int)v;
-    int shift = 63 - __builtin_clzll(v) - SUB_BITS;
-    return (shift + 1) * SUB + (int)((v >> shift) - SUB);
-}
-
-static int64_t bucket_high(int i) /* the largest value that lands in bucket i */
-{
-    if (i < 2 * SUB)
-        return i;
-    int shift = i / SUB - 1;
-    return ((int64_t)(SUB + i % SUB) << shift) + ((int64_t)1 << shift) - 1;
-}
-
 static void record(int64_t ns)
 {
     st.messages++;
     st.sum_ns += ns;
     st.max_ns = ns > st.max_ns ? ns : st.max_ns;
     st.stalls += ns >= STALL_NS;
-    st.hist[bucket((uint64_t)ns)]++;
+    hist_record(&latency, ns);
     uint64_t us = (uint64_t)ns / 1000;
     st.coarse[us ? 64 - __builtin_clzll(us) : 0]++;
 }
 
 static double pct_ms(double p)
 {
-    double rank = p / 100.0 * (double)st.messages;
-    long seen = 0;
-    for (int i = 0; i < HIST_BUCKETS && st.messages > 0; i++) {
-        seen += st.hist[i];
-        if (seen > 0 && (double)seen >= rank) {
-            int64_t v = bucket_high(i);
-            return (double)(v < st.max_ns ? v : st.max_ns) / 1e6;
-        }
-    }
-    return 0;
+    return (double)hist_value_at(&latency, p) / 1e6;
 }
 // END histogram
 
@@ -449,6 +426,8 @@ int main(int argc, char **argv)
     conns = calloc((size_t)cfg.connections, sizeof *conns);
     if (conns == NULL || (pattern = malloc(PATTERN_SPAN + cfg.size)) == NULL)
         die("malloc");
+    if (hist_init(&latency, SUB_BITS) != 0)
+        die("calloc");
     uint64_t x = 0x9e3779b97f4a7c15; /* xorshift64: bytes no server would produce by accident */
     for (size_t i = 0; i < PATTERN_SPAN + cfg.size; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -472,6 +451,7 @@ int main(int argc, char **argv)
         now = now_ns();
         if (!measuring && now >= switch_ns) {
             memset(&st, 0, sizeof st); /* the warmup counts for nothing */
+            hist_reset(&latency);
             measuring = 1;
             measure_start = now;
             end_ns = now + (int64_t)(cfg.duration * 1e9);
