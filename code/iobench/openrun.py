@@ -52,6 +52,7 @@ class OpenPlan:
     smoke_points: tuple[OpenPoint, ...]
     smoke_servers: tuple[str, ...] = ()  # smoke: only these (default: all)
     duration_s: float = 4.0              # measured seconds per point (at most the profile's)
+    warmup_s: float = 1.0                # warm-up seconds per point (at most the profile's)
 
     def points_for(self, profile: str) -> tuple[OpenPoint, ...]:
         return self.smoke_points if profile == "smoke" else self.points
@@ -164,25 +165,29 @@ class OpenExperiment(Experiment):
                                 duration_s=self.duration(run), timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
         driver = drivers.get(point.tool)
-        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": run.profile.warmup_s, "hist": ""})
+        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": min(run.profile.warmup_s, self.plan.warmup_s),
+                                   "hist": ""})
         load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                     measured=run.client_prefix + driver.argv(spec, srv.url),
                     timeout_s=self.duration(run) * 2 + point.timeout_s + 60)
-        m = run.measure_load(srv, stem, load)
+        m = run.measure_load(srv, stem, load, warmup_s=min(run.profile.warmup_s, self.plan.warmup_s))
         r = driver.parse(m.output, m.code)
-        if point.loop == "closed" and r.ok:
-            self.capacity[key] = r.rps
         x = r.extra
+        # achieved: answers per second of the whole run, drain included (ok / duration would
+        # credit an overloaded server with the answers it gave after the schedule ended)
+        elapsed = x.get("elapsed_s") or r.duration_s
+        achieved = r.requests / elapsed if elapsed else 0.0
+        if point.loop == "closed" and r.ok:
+            self.capacity[key] = achieved
         u = m.usage
         lc = runner.load_columns(m)
-        client_cpu_s = lc["client_cpu_pct"] / 100 * self.duration(run)
         return {
             "server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang, "tool": point.tool,
             "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
             "fraction": point.fraction, "rate": point.rate, "repeat": repeat,
             "capacity_rps": self.capacity.get(key), "offered_rps": rate if point.loop == "open" else None,
-            "achieved_rps": r.rps, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
-            "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": x.get("resets"),
+            "achieved_rps": achieved, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
+            "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": r.errors_read,
             "dropped": x.get("dropped"),
             "p50_ms": r.p50_ms, "p90_ms": r.p90_ms, "p99_ms": r.p99_ms, "p99_9_ms": x.get("p99_9_ms"),
             "p99_99_ms": x.get("p99_99_ms"), "max_ms": r.max_ms, "mean_ms": r.mean_ms,
@@ -194,7 +199,7 @@ class OpenExperiment(Experiment):
                                   "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
                                   "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,
-            "client_cpu_us_per_req": 1e6 * client_cpu_s / r.requests if r.requests else None,
+            "client_cpu_us_per_req": 1e6 * m.client_cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,
             "hist_file": str(Path("raw") / (stem + ".hist.csv")) if hist else None,
             "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",

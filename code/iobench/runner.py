@@ -145,6 +145,7 @@ class Measured:
     raw_file: str
     started: str
     usage: sampler.Usage
+    client_cpu_s: float
     client_cpu_pct: float
     generator_bound: bool
     foreign_cpu_cores: float
@@ -282,7 +283,7 @@ class Run:
         self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
         client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
         foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
-        return Measured(output, code, raw_file, started, usage, client_pct,
+        return Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
                         generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept)
 
 

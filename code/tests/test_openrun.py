@@ -1,0 +1,54 @@
+"""The open-loop experiment on the runner: the closed loop measures a capacity, the open
+points are fractions of it, every offered request is accounted for, raw output and
+histograms are kept, and the dataset reads back."""
+import csv
+import subprocess
+
+import pandas as pd
+import pytest
+
+from iobench import plans, runner
+from iobench.manifest import CODE
+from iobench.openrun import OpenPlan, OpenPoint, load
+
+OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
+
+
+@pytest.fixture(scope="module")
+def built():
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+
+
+def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
+    # c-epoll with 20 ms of work at 10 connections: Little's bound is 500 requests per second
+    points = (OpenPoint("openloop", "closed", 10, 20.0), OpenPoint("openloop", "open", 10, 20.0, fraction=0.5),
+              OpenPoint("openloop", "open", 10, 20.0, fraction=2.0, timeout_s=0.5))
+    plan = OpenPlan("tiny-open", "a test plan", ("c-epoll",), points, points, duration_s=1.0, warmup_s=0.2)
+    path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-open", progress=lambda m: None)
+    rows = list(csv.DictReader(open(path / "results.csv")))
+    closed, half, double = rows
+    capacity = float(closed["achieved_rps"])
+    assert capacity == pytest.approx(500, rel=0.15)
+    assert float(half["offered_rps"]) == pytest.approx(0.5 * capacity, rel=1e-4)
+    assert float(double["offered_rps"]) == pytest.approx(2.0 * capacity, rel=1e-4)
+    for row in (half, double):
+        assert float(row["capacity_rps"]) == pytest.approx(capacity, rel=1e-4)
+        assert sum(int(row[k]) for k in OUTCOMES) == int(row["offered"]), row  # nothing unaccounted
+        assert (path / row["hist_file"]).exists() and (path / row["raw_file"]).exists()
+    # at half the capacity every request is answered, in about the work's time;
+    # at twice, requests wait (from their intended start) and, past 0.5 s, time out
+    assert int(half["ok"]) == int(half["offered"]) and float(half["p99_ms"]) < 100
+    assert float(double["p99_ms"]) > 5 * float(half["p99_ms"])
+    assert int(double["timeouts"]) + int(double["dropped"]) > 0
+    assert int(half["conns_served"]) == 10
+    hist = pd.read_csv(path / half["hist_file"])
+    assert list(hist.columns) == ["upper_us", "count"] and hist["count"].sum() == int(half["ok"])
+    ds = load(path)
+    assert ds.value("p99_ms", loop="open", fraction=0.5) == pytest.approx(float(half["p99_ms"]))
+
+
+def test_every_plan_kind_is_found_by_name():
+    assert isinstance(plans.get("open-loop"), OpenPlan)
+    assert {"open-loop", "open-loop-crosscheck", "baselines", "echo-sweep"} <= set(plans.names())
+    with pytest.raises(KeyError, match="unknown dataset"):
+        plans.get("no-such-dataset")
