@@ -179,6 +179,9 @@ class OpenExperiment(Experiment):
         achieved = r.requests / elapsed if elapsed else 0.0
         if point.loop == "closed" and r.ok:
             self.capacity[key] = achieved
+        if point.tool == "vegeta":  # it never drops (it sends late); a failed request is status 0 there
+            x = {**x, "dropped": 0}
+            r.errors_timeout = x.get("transport_errors", 0)
         u = m.usage
         lc = runner.load_columns(m)
         return {
@@ -219,7 +222,7 @@ class OpenDataset(Dataset):
 
     def summary(self):
         ok = self.df[self.df["ok_run"]]
-        return ok.groupby(KEYS, sort=False, dropna=False).agg(
+        agg = ok.groupby(KEYS, sort=False, dropna=False).agg(
             repeats=("repeat", "count"), capacity_rps=("capacity_rps", "median"),
             offered_rps=("offered_rps", "median"),
             achieved_rps=("achieved_rps", "median"), achieved_rps_min=("achieved_rps", "min"),
@@ -235,6 +238,8 @@ class OpenDataset(Dataset):
             client_cpu_pct=("client_cpu_pct", "median"), generator_bound=("generator_bound", "any"),
             noisy=("noisy", "any"), outliers=("outlier", "sum"),
         ).reset_index()
+        agg["unserved"] = agg["conns_served"] < agg["connections"]  # some connection never answered
+        return agg
 
     def table(self):
         cols = ["server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
@@ -255,3 +260,34 @@ def load(path: Path, shown_under: str = "replay") -> OpenDataset:
         df[col] = df[col].astype(str).str.lower().eq("true")
     meta = json.loads((path / "meta.json").read_text())
     return OpenDataset(path.name, path, df, meta, {}, shown_under)
+
+
+# ---- what the chapter reads from a summary ---------------------------------------------------------
+
+ON_TIME = 0.99  # "delivered on time": at least this share of the offered load answered, none dropped
+
+
+def on_time(summary, tool: str = "openloop", **where):
+    """The open-loop points of `tool` (and `where`) that were delivered on time: no request
+    dropped or timed out, and answers at ON_TIME or more of the offered rate."""
+    s = summary[(summary["tool"] == tool) & (summary["loop"] == "open")]
+    for k, v in where.items():
+        s = s[s[k] == v]
+    return s[(s["dropped"] == 0) & (s["timeouts"] == 0) & (s["achieved_rps"] >= ON_TIME * s["offered_rps"])]
+
+
+def highest_on_time(summary, tool: str = "openloop", **where):
+    """The on-time point with the highest offered rate (a row of the summary), or None."""
+    s = on_time(summary, tool, **where)
+    return None if s.empty else s.loc[s["offered_rps"].idxmax()]
+
+
+def knee(summary, server: str, work_ms: float, factor: float = 2.0, tool: str = "openloop"):
+    """The lowest fraction of capacity at which the open loop's p99 exceeds `factor` times the
+    p99 the closed loop reported for the same server, work and connections; None if none did."""
+    s = summary[(summary["tool"] == tool) & (summary["server"] == server) & (summary["work_ms"] == work_ms)]
+    closed = s[s["loop"] == "closed"]
+    if closed.empty:
+        return None
+    over = s[(s["loop"] == "open") & (s["p99_ms"] > factor * closed["p99_ms"].iloc[0])]
+    return None if over.empty else float(over["fraction"].min())

@@ -160,3 +160,34 @@ def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work
     _caption(fig, ds, notes)
     fig.tight_layout()
     return fig
+
+
+def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
+    """Latency against offered load, one panel per server: the open loop's p50, p99 and p99.9
+    (each counted from the request's intended start) at fractions of the server's capacity,
+    and, dashed, the p99 the closed loop reported at the same connections: what a closed-loop
+    benchmark would have published. Hollow: the generator was saturated; crossed: some
+    connection never got an answer. Log scale: the knee spans orders of magnitude."""
+    s = ds.summary()
+    s = s[(s["tool"] == tool) & (s["work_ms"] == work_ms)]
+    servers = list(dict.fromkeys(s["server"]))
+    fig, axes = plt.subplots(1, len(servers), figsize=(2.6 * len(servers) + 1, 3.6), sharey=True, squeeze=False)
+    notes = Notes()
+    for ax, server in zip(axes[0], servers):
+        g = s[(s["server"] == server) & (s["loop"] == "open")].sort_values("fraction")
+        x = 100 * g["fraction"].values
+        for col, marker, label in (("p50_ms", "o", "p50"), ("p99_ms", "^", "p99"), ("p99_9_ms", "s", "p99.9")):
+            line = ax.plot(x, g[col].values, marker=marker, label=label)
+            notes |= _hollow(ax, x, g[col].values, g, line[0].get_color(), marker)
+        closed = s[(s["server"] == server) & (s["loop"] == "closed")]
+        if len(closed):
+            ax.axhline(closed["p99_ms"].iloc[0], linestyle="--", color="grey", label="closed loop p99")
+        ax.set_yscale("log")
+        ax.set_title(server, fontsize="medium")
+        ax.set_xlabel("offered (% of capacity)")
+    axes[0][0].set_ylabel("latency from intended start (ms)")
+    _legend(axes[0][-1], notes)
+    fig.suptitle(f"Latency against offered load, {work_ms:g} ms of work per request", fontsize="medium")
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig

@@ -52,3 +52,22 @@ def test_every_plan_kind_is_found_by_name():
     assert {"open-loop", "open-loop-crosscheck", "baselines", "echo-sweep"} <= set(plans.names())
     with pytest.raises(KeyError, match="unknown dataset"):
         plans.get("no-such-dataset")
+
+
+def test_what_the_chapter_reads_from_a_summary():
+    from iobench.openrun import highest_on_time, knee, on_time
+    s = pd.DataFrame([
+        # server, loop, fraction, offered, achieved, dropped, timeouts, p99
+        ("a", "closed", 0.0, None, 1000, 0, 0, 10.0),
+        ("a", "open", 0.5, 500, 500, 0, 0, 9.0),
+        ("a", "open", 1.0, 1000, 995, 0, 0, 15.0),
+        ("a", "open", 1.2, 1200, 1000, 0, 0, 400.0),
+        ("a", "open", 1.5, 1500, 1000, 300, 0, 900.0),
+    ], columns=["server", "loop", "fraction", "offered_rps", "achieved_rps", "dropped", "timeouts", "p99_ms"])
+    s["tool"], s["work_ms"] = "openloop", 20.0
+    assert list(on_time(s)["fraction"]) == [0.5, 1.0]  # 1.2: answered 83 %; 1.5: dropped
+    assert highest_on_time(s)["offered_rps"] == 1000
+    assert highest_on_time(s, server="b") is None
+    assert knee(s, "a", 20.0) == 1.2          # first p99 over twice the closed loop's 10 ms
+    assert knee(s, "a", 20.0, factor=100) is None
+    assert knee(s, "a", 0.0) is None          # no closed point there
