@@ -5,6 +5,7 @@
 #include "server.h"
 
 #include "http.h"
+#include "timers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -168,21 +169,28 @@ void announce_ready(int listen_fd)
         die("fflush(stdout)");
 }
 
-void do_work(const struct options *opts)
+struct timespec timespec_ms(double ms)
 {
-    if (opts->work_ms > 0) {
-        struct timespec ts = {.tv_sec = (time_t)(opts->work_ms / 1000),
-                              .tv_nsec = (long)((opts->work_ms - 1000.0 * (time_t)(opts->work_ms / 1000)) * 1e6)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
-            ;
-    }
-    if (opts->spin_us > 0) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3 < opts->spin_us);
-    }
+    time_t s = (time_t)(ms / 1000);
+    return (struct timespec){.tv_sec = s, .tv_nsec = (long)((ms - 1000.0 * (double)s) * 1e6)};
+}
+
+void work_sleep_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = timespec_ms(ms);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
+        ;
+}
+
+void work_spin_us(double us)
+{
+    if (us <= 0)
+        return;
+    double end = clock_ms() + us / 1e3;
+    while (clock_ms() < end)
+        ; /* busy: the CPU is the work */
 }
 
 ssize_t write_all(int fd, const void *buf, size_t n)
@@ -237,7 +245,8 @@ void serve_connection(int fd, const struct options *opts)
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
             if (opts->work_ms > 0 && flush(fd, out, &out_len) < 0)
                 goto done; /* what is done goes out before the next request's work */
-            do_work(opts);
+            work_sleep_ms(opts->work_ms);
+            work_spin_us(opts->spin_us);
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
             if (out_len + n > sizeof out && flush(fd, out, &out_len) < 0)

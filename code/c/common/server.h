@@ -7,6 +7,7 @@
  * - Stopping: SIGTERM sets a flag (or, where a model cannot poll a flag, ends the
  *   process) and the server exits 0; a setup error exits 1 naming the failing call;
  *   a model this machine cannot run exits 77.
+ * - The simulated work of a request: a sleep and a spin, apart.
  * - Blocking IO helpers: write everything, and serve one connection to its end.
  */
 #ifndef IOM_SERVER_H
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define EXIT_SETUP 1
 #define EXIT_UNSUPPORTED 77
@@ -57,8 +59,16 @@ int accept_client(int listen_fd);
  * only the thread that restores the mask is interrupted when a stop is requested. */
 void block_stop_signals(sigset_t *old);
 
-/* The simulated work of one request: sleep work_ms, then spin spin_us. */
-void do_work(const struct options *opts);
+/* ms milliseconds as a struct timespec. */
+struct timespec timespec_ms(double ms);
+
+/* The simulated work of one request is a wait of --work-ms, then --spin-us of CPU. A thread
+ * that may block does both in turn; an event loop must not sleep, so it waits its own way
+ * (a timer, an io_uring timeout) and calls only work_spin_us. */
+/* Sleep ms milliseconds (a stop request cuts it short). */
+void work_sleep_ms(double ms);
+/* Keep the CPU busy for us microseconds. */
+void work_spin_us(double us);
 
 /* write() until all n bytes are out; -1 on error (errno set). */
 ssize_t write_all(int fd, const void *buf, size_t n);

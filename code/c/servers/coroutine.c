@@ -112,11 +112,7 @@ static void serve(void)
                     goto done;
                 co_sleep(opts.work_ms); /* other connections run meanwhile */
             }
-            if (opts.spin_us > 0) {
-                struct options spin = opts;
-                spin.work_ms = 0;
-                do_work(&spin);
-            }
+            work_spin_us(opts.spin_us);
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
             if (out_len + n > sizeof out && co_flush(fd, out, &out_len) != 0)

@@ -93,7 +93,7 @@ static void process(struct loop *l, struct conn *c)
             timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
             return;
         }
-        do_work(&opts); /* --spin-us only: CPU work runs on the loop */
+        work_spin_us(opts.spin_us); /* CPU work runs on the loop */
         const char *resp = http_response(req.keep_alive, &n);
         append(c, resp, n);
         c->close_after = !req.keep_alive;

@@ -127,7 +127,7 @@ static void next_step(struct conn *c)
             io_uring_sqe_set_data(sqe, c);
             return;
         }
-        do_work(&opts);
+        work_spin_us(opts.spin_us); /* CPU work runs on the loop */
         const char *resp = http_response(req.keep_alive, &n);
         append(c, resp, n);
         c->close_after = !req.keep_alive;
