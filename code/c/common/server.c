@@ -217,9 +217,9 @@ void set_nodelay(int fd)
 }
 
 /* Write out what is batched; 0, or -1 on error. */
-static int flush(int fd, char *out, size_t *out_len)
+static int flush(int fd, const struct stream_ops *io, char *out, size_t *out_len)
 {
-    if (*out_len > 0 && write_all(fd, out, *out_len) < 0)
+    if (*out_len > 0 && io->write_all(fd, out, *out_len) < 0)
         return -1;
     *out_len = 0;
     return 0;
@@ -228,55 +228,59 @@ static int flush(int fd, char *out, size_t *out_len)
 // BEGIN serve-connection
 void serve_connection(int fd, const struct options *opts)
 {
-    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
-    size_t len = 0, out_len = 0;
+    static const struct stream_ops blocking = {read, write_all, work_sleep_ms};
     struct timeval idle = {.tv_sec = opts->idle_timeout_s};
     /* A silent client must not hold a blocking server forever (nor a thread). */
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) != 0) {
-        close(fd);
-        return;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) == 0) {
+        set_nodelay(fd);
+        serve_requests(fd, opts, &blocking);
     }
-    set_nodelay(fd);
+    close(fd);
+}
+
+void serve_requests(int fd, const struct options *opts, const struct stream_ops *io)
+{
+    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
+    size_t len = 0, out_len = 0;
     for (;;) {
         struct http_request req;
         enum http_status st;
         /* Answer every complete request already read, in one write: pipelined requests
          * get their responses together, not one small segment each. */
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
-            if (opts->work_ms > 0 && flush(fd, out, &out_len) < 0)
-                goto done; /* what is done goes out before the next request's work */
-            work_sleep_ms(opts->work_ms);
+            if (opts->work_ms > 0) {
+                if (flush(fd, io, out, &out_len) < 0)
+                    return; /* what is done goes out before the next request's work */
+                io->sleep_ms(opts->work_ms);
+            }
             work_spin_us(opts->spin_us);
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
-            if (out_len + n > sizeof out && flush(fd, out, &out_len) < 0)
-                goto done;
+            if (out_len + n > sizeof out && flush(fd, io, out, &out_len) < 0)
+                return;
             memcpy(out + out_len, resp, n);
             out_len += n;
             len -= req.length;
             memmove(buf, buf + req.length, len);
             if (!req.keep_alive) {
-                (void)flush(fd, out, &out_len);
-                goto done;
+                (void)flush(fd, io, out, &out_len);
+                return;
             }
         }
+        if (flush(fd, io, out, &out_len) < 0)
+            return;
         if (st != HTTP_INCOMPLETE) {
             size_t n;
             const char *resp = http_error_response(st, &n);
-            if (flush(fd, out, &out_len) == 0)
-                (void)write_all(fd, resp, n);
-            goto done;
+            (void)io->write_all(fd, resp, n);
+            return;
         }
-        if (flush(fd, out, &out_len) < 0)
-            goto done;
-        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        ssize_t r = io->read(fd, buf + len, sizeof buf - len);
         if (r < 0 && errno == EINTR && !stop_requested)
             continue;
         if (r <= 0)
-            goto done; /* EOF, error, idle timeout or stop */
+            return; /* EOF, error, idle timeout or stop */
         len += (size_t)r;
     }
-done:
-    close(fd);
 }
 // END serve-connection

@@ -8,7 +8,8 @@
  *   process) and the server exits 0; a setup error exits 1 naming the failing call;
  *   a model this machine cannot run exits 77.
  * - The simulated work of a request: a sleep and a spin, apart.
- * - Blocking IO helpers: write everything, and serve one connection to its end.
+ * - Blocking IO helpers: write everything, and serve one connection to its end (the same
+ *   loop serves c-coroutine's connections, over reads and writes that park a coroutine).
  */
 #ifndef IOM_SERVER_H
 #define IOM_SERVER_H
@@ -86,5 +87,17 @@ void set_nodelay(int fd);
  * The responses to every complete request read are sent with one write (after each
  * request's work, when there is work). Sets TCP_NODELAY. Closes fd. */
 void serve_connection(int fd, const struct options *opts);
+
+/* How a connection loop that looks blocking reads, writes and waits: with the blocking
+ * calls themselves (serve_connection), or with calls that park a coroutine (c-coroutine). */
+struct stream_ops {
+    ssize_t (*read)(int fd, void *buf, size_t n);            /* as read(2) */
+    ssize_t (*write_all)(int fd, const void *buf, size_t n); /* as write_all */
+    void (*sleep_ms)(double ms);                             /* the work's wait */
+};
+
+/* serve_connection's loop, over io: answers requests on fd until the peer closes, asks to
+ * close, sends something malformed, or a read or write fails. Leaves fd open. */
+void serve_requests(int fd, const struct options *opts, const struct stream_ops *io);
 
 #endif
