@@ -13,7 +13,7 @@
  * Chapter: book/c/event-loops.md
  */
 #define _GNU_SOURCE
-#include "../common/http.h"
+#include "../common/conn.h"
 #include "../common/reactor.h"
 #include "../common/server.h"
 #include "../common/timers.h"
@@ -29,20 +29,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define OUT_SIZE 4096
 #define MAX_EVENTS 512
 
 struct conn {
     int fd;
-    size_t in_len, out_len, out_off;
-    int close_after;       /* close once the output is flushed */
-    int eof;               /* the peer half-closed: answer what came, then close */
-    int mask;              /* what the reactor watches for now (changed only when needed) */
-    int working;           /* a request waits for its simulated work to finish */
-    int keep_alive;        /* of the request that is working */
+    int eof;                /* the peer half-closed: answer what came, then close */
+    int mask;               /* what the reactor watches for now (changed only when needed) */
+    int working;            /* a request waits for its simulated work to finish */
     struct timer work_done; /* pending while working */
-    char in[HTTP_MAX_REQUEST];
-    char out[OUT_SIZE];
+    struct conn_buf b;
 };
 
 struct loop {
@@ -65,63 +60,23 @@ static void close_conn(struct loop *l, struct conn *c)
     free(c);
 }
 
-static void append(struct conn *c, const char *bytes, size_t n)
-{
-    memcpy(c->out + c->out_len, bytes, n);
-    c->out_len += n;
-}
-
-/* Parse and answer what the input holds, as long as there is room for the answers. */
-static void process(struct loop *l, struct conn *c)
-{
-    struct http_request req;
-    enum http_status st;
-    while (!c->working && !c->close_after && c->out_len + 256 <= OUT_SIZE &&
-           (st = http_parse(c->in, c->in_len, &req)) != HTTP_INCOMPLETE) {
-        size_t n;
-        if (st != HTTP_OK) {
-            const char *resp = http_error_response(st, &n);
-            append(c, resp, n);
-            c->close_after = 1;
-            return;
-        }
-        c->in_len -= req.length;
-        memmove(c->in, c->in + req.length, c->in_len);
-        if (opts.work_ms > 0) { /* answer later, from the timer */
-            c->working = 1;
-            c->keep_alive = req.keep_alive;
-            timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
-            return;
-        }
-        work_spin_us(opts.spin_us); /* CPU work runs on the loop */
-        const char *resp = http_response(req.keep_alive, &n);
-        append(c, resp, n);
-        c->close_after = !req.keep_alive;
-    }
-}
-
 #ifdef REACTOR_EDGE
 #define EDGE_TRIGGERED 1 /* an edge is reported once: read until EAGAIN, always */
 #else
 #define EDGE_TRIGGERED 0 /* a short read means the socket is drained: skip the EAGAIN read */
 #endif
 
-static int has_request(struct conn *c)
-{
-    struct http_request req;
-    return http_parse(c->in, c->in_len, &req) != HTTP_INCOMPLETE;
-}
-
 /* Read what is there, answer it, write until EAGAIN; then watch for what comes next. */
 static void handle(struct loop *l, struct conn *c)
 {
+    struct conn_buf *b = &c->b;
     for (;;) {
-        int drained = c->eof || c->close_after;
-        while (!drained && c->in_len < sizeof c->in) {
-            size_t room = sizeof c->in - c->in_len;
-            ssize_t r = read(c->fd, c->in + c->in_len, room);
+        int drained = c->eof || b->close_after;
+        while (!drained && b->in_len < sizeof b->in) {
+            size_t room = sizeof b->in - b->in_len;
+            ssize_t r = read(c->fd, b->in + b->in_len, room);
             if (r > 0) {
-                c->in_len += (size_t)r;
+                b->in_len += (size_t)r;
                 drained = !EDGE_TRIGGERED && (size_t)r < room;
             } else if (r == 0) {
                 c->eof = drained = 1; /* a FIN: requests already read still get answers */
@@ -132,11 +87,14 @@ static void handle(struct loop *l, struct conn *c)
                 return;
             }
         }
-        process(l, c);
-        while (c->out_off < c->out_len) {
-            ssize_t w = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (!c->working && conn_take_requests(b, &opts)) { /* answer later, from the timer */
+            c->working = 1;
+            timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
+        }
+        while (b->out_off < b->out_len) {
+            ssize_t w = write(c->fd, b->out + b->out_off, b->out_len - b->out_off);
             if (w > 0)
-                c->out_off += (size_t)w;
+                b->out_off += (size_t)w;
             else if (errno == EAGAIN)
                 break;
             else if (errno != EINTR) {
@@ -144,20 +102,20 @@ static void handle(struct loop *l, struct conn *c)
                 return;
             }
         }
-        if (c->out_off < c->out_len)
+        if (b->out_off < b->out_len)
             break; /* wait for the socket */
-        c->out_off = c->out_len = 0;
+        b->out_off = b->out_len = 0;
         if (c->working)
             break; /* wait for the work's timer */
-        if (c->close_after || (c->eof && !has_request(c))) {
+        if (b->close_after || (c->eof && !conn_has_request(b))) {
             close_conn(l, c);
             return;
         }
         /* Go round again only for input left unread (a full buffer) or unanswered. */
-        if (drained && !has_request(c))
+        if (drained && !conn_has_request(b))
             break;
     }
-    int mask = c->out_len > c->out_off ? R_WRITABLE : c->working ? R_NONE : R_READABLE;
+    int mask = b->out_len > b->out_off ? R_WRITABLE : c->working ? R_NONE : R_READABLE;
     if (mask != c->mask) { /* one epoll_ctl per change, not per request */
         if (reactor_set(l->r, c->fd, mask) != 0) {
             close_conn(l, c);
@@ -205,10 +163,7 @@ static int run_timers(struct loop *l)
             struct conn *c = timer_owner(due, struct conn, work_done);
             due = due->next; /* before handle(), which may add c again or free it */
             c->working = 0;
-            size_t n;
-            const char *resp = http_response(c->keep_alive, &n);
-            append(c, resp, n);
-            c->close_after = !c->keep_alive;
+            conn_work_done(&c->b);
             handle(l, c);
         }
     }
