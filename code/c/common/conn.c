@@ -50,3 +50,28 @@ int conn_has_request(const struct conn_buf *b)
     struct http_request req;
     return http_parse(b->in, b->in_len, &req) != HTTP_INCOMPLETE;
 }
+
+void live_init(struct live *list)
+{
+    list->prev = list->next = list;
+}
+
+void live_add(struct live *list, struct live *n)
+{
+    n->prev = list;
+    n->next = list->next;
+    list->next->prev = n;
+    list->next = n;
+}
+
+void live_remove(struct live *n)
+{
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->prev = n->next = n; /* removing it again does nothing */
+}
+
+struct live *live_first(const struct live *list)
+{
+    return list->next == list ? NULL : list->next;
+}

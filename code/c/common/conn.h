@@ -6,6 +6,8 @@
  *   conn_take_requests() answers what it holds, as serve_requests() does for a blocking
  *   server, but never waits: a request with --work-ms is handed back to the loop, which
  *   waits its own way (a timer, an io_uring timeout) and then calls conn_work_done().
+ * - struct live: an intrusive list of the connections a loop owns, so that it can close
+ *   every one of them when it stops.
  */
 #ifndef IOM_CONN_H
 #define IOM_CONN_H
@@ -36,5 +38,20 @@ void conn_work_done(struct conn_buf *b);
 
 /* Does b->in hold a request to answer (a complete one, or a malformed one)? */
 int conn_has_request(const struct conn_buf *b);
+
+struct live {
+    struct live *prev, *next; /* a list is a struct live of its own: empty, it points at itself */
+};
+
+/* The struct that embeds live entry `n` as `member`. */
+#define live_owner(n, type, member) ((type *)((char *)(n) - offsetof(type, member)))
+
+void live_init(struct live *list);
+void live_add(struct live *list, struct live *n);
+/* Unlink n from its list (once unlinked, removing it again does nothing). */
+void live_remove(struct live *n);
+/* The first entry, or NULL when the list is empty. A loop that stops closes its connections
+ * with: while ((n = live_first(&list)) != NULL) close the owner of n (which removes it). */
+struct live *live_first(const struct live *list);
 
 #endif

@@ -13,6 +13,7 @@
  * Chapter: book/c/event-loops.md ("Coroutines: blocking code, event-loop waiting")
  */
 #define _GNU_SOURCE
+#include "../common/conn.h"
 #include "../common/server.h"
 #include "../common/timers.h"
 
@@ -32,7 +33,7 @@ struct coro {
     int fd;
     int done;
     struct timer wake;  /* pending while sleeping */
-    struct coro *prev, *next; /* every live coroutine, so shutdown can free them */
+    struct live link;   /* in `coros`, so shutdown can free them */
     char stack[STACK_SIZE];
 };
 
@@ -40,7 +41,7 @@ static struct options opts;
 static ucontext_t scheduler;
 static struct coro *current;
 static struct timers sleepers;
-static struct coro *live;
+static struct live coros;
 static int epfd;
 
 // BEGIN co-wait
@@ -108,12 +109,7 @@ static void serve(void)
 
 static void destroy(struct coro *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        live = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    live_remove(&c->link);
     (void)epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL); /* close() would drop it anyway */
     close(c->fd);
     free(c);
@@ -140,10 +136,7 @@ static void spawn(int fd)
     }
     set_nodelay(fd);
     c->fd = fd;
-    c->next = live;
-    if (live)
-        live->prev = c;
-    live = c;
+    live_add(&coros, &c->link);
     if (getcontext(&c->ctx) != 0)
         die("getcontext");
     c->ctx.uc_stack.ss_sp = c->stack;
@@ -173,6 +166,7 @@ int main(int argc, char **argv)
 {
     parse_options(argc, argv, &opts, NULL);
     install_signals();
+    live_init(&coros);
     int lfd = listen_socket(&opts, 0, 1);
     if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         die("epoll_create1");
@@ -200,9 +194,9 @@ int main(int argc, char **argv)
         }
     }
     // END scheduler
-    sleepers.pending = NULL;
-    while (live) /* coroutines parked mid-connection: drop them and their sockets */
-        destroy(live);
+    sleepers.pending = NULL; /* every deadline is forgotten: its coroutine is freed below */
+    for (struct live *n; (n = live_first(&coros)) != NULL;)
+        destroy(live_owner(n, struct coro, link)); /* parked mid-connection: drop it and its socket */
     close(lfd);
     return 0;
 }

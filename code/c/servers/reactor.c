@@ -37,6 +37,7 @@ struct conn {
     int mask;               /* what the reactor watches for now (changed only when needed) */
     int working;            /* a request waits for its simulated work to finish */
     struct timer work_done; /* pending while working */
+    struct live link;       /* in its loop's list */
     struct conn_buf b;
 };
 
@@ -44,6 +45,7 @@ struct loop {
     struct reactor *r;
     int lfd, setsize;
     struct conn **conns;   /* by fd */
+    struct live live;      /* the same connections, to close them when the loop stops */
     struct timers timers;  /* connections whose work is pending */
 };
 
@@ -55,6 +57,7 @@ static void close_conn(struct loop *l, struct conn *c)
     reactor_del(l->r, c->fd);
     close(c->fd);
     l->conns[c->fd] = NULL;
+    live_remove(&c->link);
     if (c->working)
         timers_remove(&l->timers, &c->work_done);
     free(c);
@@ -148,6 +151,7 @@ static void accept_all(struct loop *l)
         c->fd = fd;
         c->mask = R_READABLE;
         l->conns[fd] = c;
+        live_add(&l->live, &c->link);
         handle(l, c); /* the request is often already there */
     }
 }
@@ -200,6 +204,7 @@ static struct loop *new_loop(int lfd, int setsize)
         die("reactor_create");
     l->lfd = lfd;
     l->setsize = setsize;
+    live_init(&l->live);
     if (reactor_set(l->r, lfd, R_READABLE) != 0)
         die("reactor_set(listen)");
     return l;
@@ -247,5 +252,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     announce_ready(loops[0]->lfd);
     run_loop(loops[0]);
-    return 0; /* exit() ends the other loops */
+    for (struct live *n; (n = live_first(&loops[0]->live)) != NULL;)
+        close_conn(loops[0], live_owner(n, struct conn, link));
+    return 0; /* exit() ends the other loops, and closes their connections */
 }

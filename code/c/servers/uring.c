@@ -29,7 +29,7 @@ enum op { OP_ACCEPT, OP_RECV, OP_SEND, OP_WORK };
 struct conn {
     int fd;
     enum op op;        /* the one operation in flight for this connection */
-    struct conn *prev, *next; /* every open connection, so shutdown can free them */
+    struct live link;  /* in open_conns, so shutdown can free them */
     struct conn_buf b; /* requests received, and the responses being sent (one send) */
 };
 
@@ -37,7 +37,7 @@ static struct io_uring ring;
 static struct options opts;
 static struct __kernel_timespec work_time; /* --work-ms, the timeout that stands for it */
 static struct conn acceptor = {.op = OP_ACCEPT};
-static struct conn *open_conns;
+static struct live open_conns;
 
 static struct io_uring_sqe *get_sqe(void)
 {
@@ -77,12 +77,7 @@ static void queue_send(struct conn *c)
 
 static void finish(struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        open_conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    live_remove(&c->link);
     close(c->fd);
     free(c);
 }
@@ -128,10 +123,7 @@ static void on_completion(int lfd, struct conn *c, int res)
         }
         set_nodelay(res);
         n->fd = res;
-        n->next = open_conns;
-        if (open_conns)
-            open_conns->prev = n;
-        open_conns = n;
+        live_add(&open_conns, &n->link);
         queue_recv(n);
         return;
     case OP_RECV:
@@ -181,6 +173,7 @@ int main(int argc, char **argv)
     io_uring_free_probe(probe);
     struct timespec work = timespec_ms(opts.work_ms);
     work_time = (struct __kernel_timespec){.tv_sec = work.tv_sec, .tv_nsec = work.tv_nsec};
+    live_init(&open_conns);
     int lfd = listen_socket(&opts, 0, 0);
     queue_accept(lfd);
     announce_ready(lfd);
@@ -204,8 +197,8 @@ int main(int argc, char **argv)
     }
     // END loop
     io_uring_queue_exit(&ring); /* cancels what is in flight; only then free its buffers */
-    while (open_conns)
-        finish(open_conns);
+    for (struct live *n; (n = live_first(&open_conns)) != NULL;)
+        finish(live_owner(n, struct conn, link));
     close(lfd);
     return 0;
 }
