@@ -5,9 +5,10 @@
  * never blocks on any one of them: sockets are non-blocking, reads and writes go until
  * EAGAIN, and simulated work (--work-ms) is a timer, not a sleep, so a request that
  * "works" for 20 ms does not stop the others. The backend is picked at link time.
- * With --threads N (c-epoll-reuseport: one per core by default), N such loops run,
- * each with its own listening socket on the same port (SO_REUSEPORT): the kernel
- * spreads new connections across them.
+ * With --pool N (c-epoll-reuseport: one per core by default), N such loops run, each
+ * with its own listening socket on the same port (SO_REUSEPORT): the kernel spreads new
+ * connections across them. c-epoll-et differs only in its reactor (edge-triggered), and
+ * the handler asks the reactor whether it must read until EAGAIN.
  *
  * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
  * Chapter: book/c/event-loops.md
@@ -30,6 +31,11 @@
 #include <unistd.h>
 
 #define MAX_EVENTS 512
+#ifdef REUSEPORT
+#define DEFAULT_LOOPS 0 /* c-epoll-reuseport: one loop per core */
+#else
+#define DEFAULT_LOOPS 1
+#endif
 
 struct conn {
     int fd;
@@ -54,7 +60,7 @@ static struct loop **loops; /* every loop, reachable until exit */
 
 static void close_conn(struct loop *l, struct conn *c)
 {
-    reactor_del(l->r, c->fd);
+    (void)reactor_del(l->r, c->fd); /* only epoll_ctl can fail here, and close() drops fd anyway */
     close(c->fd);
     l->conns[c->fd] = NULL;
     live_remove(&c->link);
@@ -63,16 +69,11 @@ static void close_conn(struct loop *l, struct conn *c)
     free(c);
 }
 
-#ifdef REACTOR_EDGE
-#define EDGE_TRIGGERED 1 /* an edge is reported once: read until EAGAIN, always */
-#else
-#define EDGE_TRIGGERED 0 /* a short read means the socket is drained: skip the EAGAIN read */
-#endif
-
 /* Read what is there, answer it, write until EAGAIN; then watch for what comes next. */
 static void handle(struct loop *l, struct conn *c)
 {
     struct conn_buf *b = &c->b;
+    int edge = reactor_edge(l->r); /* "ready" is said once: read until EAGAIN, always */
     for (;;) {
         int drained = c->eof || b->close_after;
         while (!drained && b->in_len < sizeof b->in) {
@@ -80,7 +81,7 @@ static void handle(struct loop *l, struct conn *c)
             ssize_t r = read(c->fd, b->in + b->in_len, room);
             if (r > 0) {
                 b->in_len += (size_t)r;
-                drained = !EDGE_TRIGGERED && (size_t)r < room;
+                drained = !edge && (size_t)r < room; /* level: skip the read that says EAGAIN */
             } else if (r == 0) {
                 c->eof = drained = 1; /* a FIN: requests already read still get answers */
             } else if (errno == EAGAIN) {
@@ -142,7 +143,7 @@ static void accept_all(struct loop *l)
             die("accept4");
         }
         struct conn *c = fd < l->setsize ? calloc(1, sizeof *c) : NULL;
-        if (c == NULL || reactor_set(l->r, fd, R_READABLE) != 0) {
+        if (c == NULL || reactor_add(l->r, fd, R_READABLE) != 0) {
             free(c); /* no memory, or the backend cannot watch it (select past 1024) */
             close(fd);
             continue;
@@ -205,20 +206,16 @@ static struct loop *new_loop(int lfd, int setsize)
     l->lfd = lfd;
     l->setsize = setsize;
     live_init(&l->live);
-    if (reactor_set(l->r, lfd, R_READABLE) != 0)
-        die("reactor_set(listen)");
+    if (reactor_add(l->r, lfd, R_READABLE) != 0)
+        die("reactor_add(listen)");
     return l;
 }
 
 int main(int argc, char **argv)
 {
     parse_options(argc, argv, &opts, " [--pool THREADS]");
-#ifdef REUSEPORT
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = opts.pool > 0 ? opts.pool : (int)(cores > 0 ? cores : 1);
-#else
-    int threads = opts.pool > 0 ? opts.pool : 1;
-#endif
+    long cores = DEFAULT_LOOPS > 0 ? 0 : sysconf(_SC_NPROCESSORS_ONLN); /* asked only if needed */
+    int threads = opts.pool > 0 ? opts.pool : DEFAULT_LOOPS > 0 ? DEFAULT_LOOPS : (int)(cores > 0 ? cores : 1);
     install_signals();
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
