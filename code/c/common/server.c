@@ -30,6 +30,15 @@ _Noreturn void die(const char *call)
     exit(EXIT_SETUP);
 }
 
+/* pthread calls return their error number instead of setting errno. */
+static void check(int err, const char *call)
+{
+    if (err) {
+        errno = err;
+        die(call);
+    }
+}
+
 static _Noreturn void usage(const char *prog, const char *extra)
 {
     fprintf(stderr,
@@ -129,11 +138,19 @@ void block_stop_signals(sigset_t *old)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGALRM);
-    int err = pthread_sigmask(SIG_BLOCK, &block, old);
-    if (err) {
-        errno = err;
-        die("pthread_sigmask");
-    }
+    check(pthread_sigmask(SIG_BLOCK, &block, old), "pthread_sigmask");
+}
+
+void restore_signal_mask(const sigset_t *old)
+{
+    check(pthread_sigmask(SIG_SETMASK, old, NULL), "pthread_sigmask");
+}
+
+void start_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t tid;
+    check(pthread_create(&tid, NULL, fn, arg), "pthread_create");
+    check(pthread_detach(tid), "pthread_detach");
 }
 
 int listen_socket(const struct options *opts, int reuseport, int nonblocking)
@@ -158,13 +175,18 @@ int listen_socket(const struct options *opts, int reuseport, int nonblocking)
     return fd;
 }
 
-void announce_ready(int listen_fd)
+int bound_port(int fd)
 {
     struct sockaddr_in addr;
     socklen_t len = sizeof addr;
-    if (getsockname(listen_fd, (struct sockaddr *)&addr, &len) != 0)
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
         die("getsockname");
-    printf("READY port=%d\n", ntohs(addr.sin_port));
+    return ntohs(addr.sin_port);
+}
+
+void announce_ready(int listen_fd)
+{
+    printf("READY port=%d\n", bound_port(listen_fd));
     if (fflush(stdout) != 0)
         die("fflush(stdout)");
 }

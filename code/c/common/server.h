@@ -47,6 +47,9 @@ void install_signals(void);
 /* socket, SO_REUSEADDR, bind, listen; optional SO_REUSEPORT and O_NONBLOCK. Dies on error. */
 int listen_socket(const struct options *opts, int reuseport, int nonblocking);
 
+/* The port a socket is bound to. */
+int bound_port(int fd);
+
 /* Print "READY port=N" for the bound socket and flush. */
 void announce_ready(int listen_fd);
 
@@ -59,6 +62,11 @@ int accept_client(int listen_fd);
  * thread, saving its mask in old; threads created meanwhile inherit the block, so that
  * only the thread that restores the mask is interrupted when a stop is requested. */
 void block_stop_signals(sigset_t *old);
+/* Put back the mask block_stop_signals saved. */
+void restore_signal_mask(const sigset_t *old);
+
+/* Start a detached thread running fn(arg); exit 1 naming the call that failed. */
+void start_thread(void *(*fn)(void *), void *arg);
 
 /* ms milliseconds as a struct timespec. */
 struct timespec timespec_ms(double ms);

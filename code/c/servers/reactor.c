@@ -20,12 +20,9 @@
 #include "../common/timers.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -228,25 +225,14 @@ int main(int argc, char **argv)
         die("calloc");
     for (int i = 0; i < threads; i++) {
         loops[i] = new_loop(listen_socket(&opts, threads > 1, 1), setsize);
-        if (i == 0 && opts.port == 0) { /* the others join the port the first one got */
-            struct sockaddr_in a;
-            socklen_t len = sizeof a;
-            if (getsockname(loops[0]->lfd, (struct sockaddr *)&a, &len) != 0)
-                die("getsockname");
-            opts.port = ntohs(a.sin_port);
-        }
+        if (i == 0 && opts.port == 0)
+            opts.port = bound_port(loops[0]->lfd); /* the others join the port it got */
     }
     sigset_t old;
     block_stop_signals(&old); /* stop requests wake the main thread's loop only */
-    for (int i = 1; i < threads; i++) {
-        pthread_t tid;
-        int err = pthread_create(&tid, NULL, run_loop, loops[i]);
-        if (err) {
-            errno = err;
-            die("pthread_create");
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (int i = 1; i < threads; i++)
+        start_thread(run_loop, loops[i]);
+    restore_signal_mask(&old);
     announce_ready(loops[0]->lfd);
     run_loop(loops[0]);
     for (struct live *n; (n = live_first(&loops[0]->live)) != NULL;)
