@@ -160,9 +160,13 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL);
     install_signals();
     int ret = io_uring_queue_init(RING_ENTRIES, &ring, 0);
-    if (ret < 0) {
+    if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) {
         fprintf(stderr, "io_uring_queue_init: %s: io_uring is not available here\n", strerror(-ret));
-        return (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) ? EXIT_UNSUPPORTED : EXIT_SETUP;
+        return EXIT_UNSUPPORTED;
+    }
+    if (ret < 0) {
+        errno = -ret;
+        die("io_uring_queue_init");
     }
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
     if (probe == NULL || !io_uring_opcode_supported(probe, IORING_OP_ACCEPT) ||
