@@ -1,9 +1,10 @@
 /*
  * reactor_epoll.c: the reactor API over epoll(7). The kernel keeps the interest list,
- * so a wait costs in proportion to the ready descriptors, not the watched ones.
- * Built with -DREACTOR_EDGE it registers every descriptor edge-triggered (EPOLLET):
- * an event then arrives only on a change, and the server must read and write until
- * EAGAIN every time (ours always does).
+ * so a wait costs in proportion to the ready descriptors, not the watched ones (and
+ * this file keeps no table of descriptors of its own).
+ * Built with -DREACTOR_EDGE (c-epoll-et), it creates its reactors edge-triggered: every
+ * descriptor is registered with EPOLLET, an event then arrives only on a change, and
+ * reactor_edge() tells the server to read and write until EAGAIN every time.
  */
 #include "reactor.h"
 
@@ -13,30 +14,28 @@
 #include <unistd.h>
 
 #ifdef REACTOR_EDGE
-#define EDGE EPOLLET
-#define NAME "epoll-et"
+#define TRIGGER EPOLLET /* c-epoll-et */
 #else
-#define EDGE 0
-#define NAME "epoll"
+#define TRIGGER 0 /* level-triggered */
 #endif
+#define MAX_READY 1024
 
 struct reactor {
     int epfd;
-    unsigned char *registered;
-    int setsize;
+    unsigned trigger; /* 0 or EPOLLET, for every descriptor */
     struct epoll_event *ready;
 };
 
 struct reactor *reactor_create(int setsize)
 {
+    (void)setsize; /* the kernel keeps the interest list, at any size */
     struct reactor *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
-    r->registered = calloc((size_t)setsize, 1);
-    r->ready = calloc(1024, sizeof *r->ready);
+    r->trigger = TRIGGER;
+    r->ready = calloc(MAX_READY, sizeof *r->ready);
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
-    r->setsize = setsize;
-    if (r->registered == NULL || r->ready == NULL || r->epfd < 0) {
+    if (r->ready == NULL || r->epfd < 0) {
         int saved = errno;
         reactor_free(r);
         errno = saved;
@@ -49,38 +48,41 @@ void reactor_free(struct reactor *r)
 {
     if (r->epfd >= 0)
         close(r->epfd);
-    free(r->registered);
     free(r->ready);
     free(r);
 }
 
-int reactor_set(struct reactor *r, int fd, int mask)
+static int ctl(struct reactor *r, int op, int fd, int mask)
 {
-    if (fd < 0 || fd >= r->setsize) {
-        errno = EMFILE;
-        return -1;
-    }
-    struct epoll_event ev = {.events = EDGE | ((mask & R_READABLE) ? EPOLLIN : 0) |
+    struct epoll_event ev = {.events = r->trigger | ((mask & R_READABLE) ? EPOLLIN : 0) |
                                        ((mask & R_WRITABLE) ? EPOLLOUT : 0),
                              .data.fd = fd};
-    int op = r->registered[fd] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(r->epfd, op, fd, &ev) != 0)
-        return -1;
-    r->registered[fd] = 1;
-    return 0;
+    return epoll_ctl(r->epfd, op, fd, &ev);
+}
+
+int reactor_add(struct reactor *r, int fd, int mask)
+{
+    return ctl(r, EPOLL_CTL_ADD, fd, mask);
+}
+
+int reactor_set(struct reactor *r, int fd, int mask)
+{
+    return ctl(r, EPOLL_CTL_MOD, fd, mask);
 }
 
 int reactor_del(struct reactor *r, int fd)
 {
-    if (fd < 0 || fd >= r->setsize || !r->registered[fd])
-        return 0;
-    r->registered[fd] = 0;
     return epoll_ctl(r->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int reactor_edge(const struct reactor *r)
+{
+    return r->trigger == EPOLLET;
 }
 
 int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)
 {
-    int n = epoll_wait(r->epfd, r->ready, max < 1024 ? max : 1024, timeout_ms);
+    int n = epoll_wait(r->epfd, r->ready, max < MAX_READY ? max : MAX_READY, timeout_ms);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
     for (int i = 0; i < n; i++) {
@@ -94,5 +96,5 @@ int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int t
 
 const char *reactor_name(void)
 {
-    return NAME;
+    return TRIGGER ? "epoll-et" : "epoll";
 }

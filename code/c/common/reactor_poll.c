@@ -38,30 +38,36 @@ void reactor_free(struct reactor *r)
     free(r);
 }
 
-int reactor_set(struct reactor *r, int fd, int mask)
+int reactor_add(struct reactor *r, int fd, int mask)
 {
     if (fd < 0 || fd >= r->setsize) {
         errno = EMFILE;
         return -1;
     }
-    int i = r->slot[fd];
-    if (i < 0) {
-        i = r->slot[fd] = r->count++;
-        r->fds[i].fd = fd;
-    }
-    r->fds[i].events = (short)(((mask & R_READABLE) ? POLLIN : 0) | ((mask & R_WRITABLE) ? POLLOUT : 0));
+    int i = r->slot[fd] = r->count++;
+    r->fds[i].fd = fd;
+    return reactor_set(r, fd, mask);
+}
+
+int reactor_set(struct reactor *r, int fd, int mask)
+{
+    r->fds[r->slot[fd]].events = (short)(((mask & R_READABLE) ? POLLIN : 0) | ((mask & R_WRITABLE) ? POLLOUT : 0));
     return 0;
 }
 
 int reactor_del(struct reactor *r, int fd)
 {
-    if (fd < 0 || fd >= r->setsize || r->slot[fd] < 0)
-        return 0;
     int i = r->slot[fd], last = --r->count; /* move the last entry into the hole */
     r->fds[i] = r->fds[last];
     r->slot[r->fds[i].fd] = i;
     r->slot[fd] = -1;
     return 0;
+}
+
+int reactor_edge(const struct reactor *r)
+{
+    (void)r;
+    return 0; /* poll(2) reports a level: ready for as long as it is ready */
 }
 
 int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)

@@ -9,10 +9,12 @@
 #include <string.h>
 #include <sys/select.h>
 
+#define ADDED 0x80 /* in mask[fd]: fd is watched, perhaps for nothing (R_NONE) */
+
 struct reactor {
     fd_set rfds, wfds;
     int maxfd;
-    unsigned char *mask; /* per fd; 0 = not registered */
+    unsigned char *mask; /* per fd: the R_ mask | ADDED; 0 = not added */
     int setsize;
 };
 
@@ -39,12 +41,19 @@ void reactor_free(struct reactor *r)
     free(r);
 }
 
-int reactor_set(struct reactor *r, int fd, int mask)
+int reactor_add(struct reactor *r, int fd, int mask)
 {
     if (fd < 0 || fd >= r->setsize) {
         errno = EMFILE; /* select cannot watch this descriptor */
         return -1;
     }
+    if (fd > r->maxfd)
+        r->maxfd = fd;
+    return reactor_set(r, fd, mask);
+}
+
+int reactor_set(struct reactor *r, int fd, int mask)
+{
     if (mask & R_READABLE)
         FD_SET(fd, &r->rfds);
     else
@@ -53,22 +62,24 @@ int reactor_set(struct reactor *r, int fd, int mask)
         FD_SET(fd, &r->wfds);
     else
         FD_CLR(fd, &r->wfds);
-    r->mask[fd] = (unsigned char)(mask | 0x80);
-    if (fd > r->maxfd)
-        r->maxfd = fd;
+    r->mask[fd] = (unsigned char)(mask | ADDED);
     return 0;
 }
 
 int reactor_del(struct reactor *r, int fd)
 {
-    if (fd < 0 || fd >= r->setsize)
-        return 0;
     FD_CLR(fd, &r->rfds);
     FD_CLR(fd, &r->wfds);
     r->mask[fd] = 0;
     while (r->maxfd >= 0 && r->mask[r->maxfd] == 0)
         r->maxfd--;
     return 0;
+}
+
+int reactor_edge(const struct reactor *r)
+{
+    (void)r;
+    return 0; /* select(2) reports a level: ready for as long as it is ready */
 }
 
 int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)

@@ -5,6 +5,7 @@
 #include "server.h"
 
 #include "http.h"
+#include "timers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +28,15 @@ _Noreturn void die(const char *call)
 {
     fprintf(stderr, "error: %s: %s\n", call, strerror(errno));
     exit(EXIT_SETUP);
+}
+
+/* pthread calls return their error number instead of setting errno. */
+static void check(int err, const char *call)
+{
+    if (err) {
+        errno = err;
+        die(call);
+    }
 }
 
 static _Noreturn void usage(const char *prog, const char *extra)
@@ -128,11 +138,19 @@ void block_stop_signals(sigset_t *old)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGALRM);
-    int err = pthread_sigmask(SIG_BLOCK, &block, old);
-    if (err) {
-        errno = err;
-        die("pthread_sigmask");
-    }
+    check(pthread_sigmask(SIG_BLOCK, &block, old), "pthread_sigmask");
+}
+
+void restore_signal_mask(const sigset_t *old)
+{
+    check(pthread_sigmask(SIG_SETMASK, old, NULL), "pthread_sigmask");
+}
+
+void start_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t tid;
+    check(pthread_create(&tid, NULL, fn, arg), "pthread_create");
+    check(pthread_detach(tid), "pthread_detach");
 }
 
 int listen_socket(const struct options *opts, int reuseport, int nonblocking)
@@ -157,32 +175,44 @@ int listen_socket(const struct options *opts, int reuseport, int nonblocking)
     return fd;
 }
 
-void announce_ready(int listen_fd)
+int bound_port(int fd)
 {
     struct sockaddr_in addr;
     socklen_t len = sizeof addr;
-    if (getsockname(listen_fd, (struct sockaddr *)&addr, &len) != 0)
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
         die("getsockname");
-    printf("READY port=%d\n", ntohs(addr.sin_port));
+    return ntohs(addr.sin_port);
+}
+
+void announce_ready(int listen_fd)
+{
+    printf("READY port=%d\n", bound_port(listen_fd));
     if (fflush(stdout) != 0)
         die("fflush(stdout)");
 }
 
-void do_work(const struct options *opts)
+struct timespec timespec_ms(double ms)
 {
-    if (opts->work_ms > 0) {
-        struct timespec ts = {.tv_sec = (time_t)(opts->work_ms / 1000),
-                              .tv_nsec = (long)((opts->work_ms - 1000.0 * (time_t)(opts->work_ms / 1000)) * 1e6)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
-            ;
-    }
-    if (opts->spin_us > 0) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do
-            clock_gettime(CLOCK_MONOTONIC, &t);
-        while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3 < opts->spin_us);
-    }
+    time_t s = (time_t)(ms / 1000);
+    return (struct timespec){.tv_sec = s, .tv_nsec = (long)((ms - 1000.0 * (double)s) * 1e6)};
+}
+
+void work_sleep_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = timespec_ms(ms);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
+        ;
+}
+
+void work_spin_us(double us)
+{
+    if (us <= 0)
+        return;
+    double end = clock_ms() + us / 1e3;
+    while (clock_ms() < end)
+        ; /* busy: the CPU is the work */
 }
 
 ssize_t write_all(int fd, const void *buf, size_t n)
@@ -209,9 +239,9 @@ void set_nodelay(int fd)
 }
 
 /* Write out what is batched; 0, or -1 on error. */
-static int flush(int fd, char *out, size_t *out_len)
+static int flush(int fd, const struct stream_ops *io, char *out, size_t *out_len)
 {
-    if (*out_len > 0 && write_all(fd, out, *out_len) < 0)
+    if (*out_len > 0 && io->write_all(fd, out, *out_len) < 0)
         return -1;
     *out_len = 0;
     return 0;
@@ -220,54 +250,59 @@ static int flush(int fd, char *out, size_t *out_len)
 // BEGIN serve-connection
 void serve_connection(int fd, const struct options *opts)
 {
-    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
-    size_t len = 0, out_len = 0;
+    static const struct stream_ops blocking = {read, write_all, work_sleep_ms};
     struct timeval idle = {.tv_sec = opts->idle_timeout_s};
     /* A silent client must not hold a blocking server forever (nor a thread). */
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) != 0) {
-        close(fd);
-        return;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) == 0) {
+        set_nodelay(fd);
+        serve_requests(fd, opts, &blocking);
     }
-    set_nodelay(fd);
+    close(fd);
+}
+
+void serve_requests(int fd, const struct options *opts, const struct stream_ops *io)
+{
+    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
+    size_t len = 0, out_len = 0;
     for (;;) {
         struct http_request req;
         enum http_status st;
         /* Answer every complete request already read, in one write: pipelined requests
          * get their responses together, not one small segment each. */
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
-            if (opts->work_ms > 0 && flush(fd, out, &out_len) < 0)
-                goto done; /* what is done goes out before the next request's work */
-            do_work(opts);
+            if (opts->work_ms > 0) {
+                if (flush(fd, io, out, &out_len) < 0)
+                    return; /* what is done goes out before the next request's work */
+                io->sleep_ms(opts->work_ms);
+            }
+            work_spin_us(opts->spin_us);
             size_t n;
             const char *resp = http_response(req.keep_alive, &n);
-            if (out_len + n > sizeof out && flush(fd, out, &out_len) < 0)
-                goto done;
+            if (out_len + n > sizeof out && flush(fd, io, out, &out_len) < 0)
+                return;
             memcpy(out + out_len, resp, n);
             out_len += n;
             len -= req.length;
             memmove(buf, buf + req.length, len);
             if (!req.keep_alive) {
-                (void)flush(fd, out, &out_len);
-                goto done;
+                (void)flush(fd, io, out, &out_len);
+                return;
             }
         }
+        if (flush(fd, io, out, &out_len) < 0)
+            return;
         if (st != HTTP_INCOMPLETE) {
             size_t n;
             const char *resp = http_error_response(st, &n);
-            if (flush(fd, out, &out_len) == 0)
-                (void)write_all(fd, resp, n);
-            goto done;
+            (void)io->write_all(fd, resp, n);
+            return;
         }
-        if (flush(fd, out, &out_len) < 0)
-            goto done;
-        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        ssize_t r = io->read(fd, buf + len, sizeof buf - len);
         if (r < 0 && errno == EINTR && !stop_requested)
             continue;
         if (r <= 0)
-            goto done; /* EOF, error, idle timeout or stop */
+            return; /* EOF, error, idle timeout or stop */
         len += (size_t)r;
     }
-done:
-    close(fd);
 }
 // END serve-connection

@@ -7,7 +7,9 @@
  * - Stopping: SIGTERM sets a flag (or, where a model cannot poll a flag, ends the
  *   process) and the server exits 0; a setup error exits 1 naming the failing call;
  *   a model this machine cannot run exits 77.
- * - Blocking IO helpers: write everything, and serve one connection to its end.
+ * - The simulated work of a request: a sleep and a spin, apart.
+ * - Blocking IO helpers: write everything, and serve one connection to its end (the same
+ *   loop serves c-coroutine's connections, over reads and writes that park a coroutine).
  */
 #ifndef IOM_SERVER_H
 #define IOM_SERVER_H
@@ -15,6 +17,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define EXIT_SETUP 1
 #define EXIT_UNSUPPORTED 77
@@ -44,6 +47,9 @@ void install_signals(void);
 /* socket, SO_REUSEADDR, bind, listen; optional SO_REUSEPORT and O_NONBLOCK. Dies on error. */
 int listen_socket(const struct options *opts, int reuseport, int nonblocking);
 
+/* The port a socket is bound to. */
+int bound_port(int fd);
+
 /* Print "READY port=N" for the bound socket and flush. */
 void announce_ready(int listen_fd);
 
@@ -56,9 +62,22 @@ int accept_client(int listen_fd);
  * thread, saving its mask in old; threads created meanwhile inherit the block, so that
  * only the thread that restores the mask is interrupted when a stop is requested. */
 void block_stop_signals(sigset_t *old);
+/* Put back the mask block_stop_signals saved. */
+void restore_signal_mask(const sigset_t *old);
 
-/* The simulated work of one request: sleep work_ms, then spin spin_us. */
-void do_work(const struct options *opts);
+/* Start a detached thread running fn(arg); exit 1 naming the call that failed. */
+void start_thread(void *(*fn)(void *), void *arg);
+
+/* ms milliseconds as a struct timespec. */
+struct timespec timespec_ms(double ms);
+
+/* The simulated work of one request is a wait of --work-ms, then --spin-us of CPU. A thread
+ * that may block does both in turn; an event loop must not sleep, so it waits its own way
+ * (a timer, an io_uring timeout) and calls only work_spin_us. */
+/* Sleep ms milliseconds (a stop request cuts it short). */
+void work_sleep_ms(double ms);
+/* Keep the CPU busy for us microseconds. */
+void work_spin_us(double us);
 
 /* write() until all n bytes are out; -1 on error (errno set). */
 ssize_t write_all(int fd, const void *buf, size_t n);
@@ -76,5 +95,17 @@ void set_nodelay(int fd);
  * The responses to every complete request read are sent with one write (after each
  * request's work, when there is work). Sets TCP_NODELAY. Closes fd. */
 void serve_connection(int fd, const struct options *opts);
+
+/* How a connection loop that looks blocking reads, writes and waits: with the blocking
+ * calls themselves (serve_connection), or with calls that park a coroutine (c-coroutine). */
+struct stream_ops {
+    ssize_t (*read)(int fd, void *buf, size_t n);            /* as read(2) */
+    ssize_t (*write_all)(int fd, const void *buf, size_t n); /* as write_all */
+    void (*sleep_ms)(double ms);                             /* the work's wait */
+};
+
+/* serve_connection's loop, over io: answers requests on fd until the peer closes, asks to
+ * close, sends something malformed, or a read or write fails. Leaves fd open. */
+void serve_requests(int fd, const struct options *opts, const struct stream_ops *io);
 
 #endif

@@ -2,24 +2,24 @@
  * c-coroutine: blocking-style code on user-space threads (ucontext), one per connection,
  * scheduled by an epoll loop: the source write-up 002's "server-4", done in full.
  *
- * Each connection runs serve() on its own small stack and reads and writes as if it
- * blocked; when a call would block (EAGAIN), co_wait() records what it waits for and
- * swapcontext()s back to the scheduler, which resumes it when epoll says the socket is
- * ready, or when its simulated work's timer expires. All in one kernel thread: a
- * context switch here is a few register saves, not a trip through the kernel scheduler.
+ * Each connection runs serve() on its own small stack: the blocking servers' own loop
+ * (serve_requests, common/server.c), which reads and writes as if it blocked. When a call
+ * would block (EAGAIN), co_wait() records what it waits for and swapcontext()s back to
+ * the scheduler, which resumes it when epoll says the socket is ready, or when its
+ * simulated work's timer expires. All in one kernel thread: a context switch here is a
+ * few register saves, not a trip through the kernel scheduler.
  *
  * Build: make -C code/c build/c-coroutine     Run: code/c/build/c-coroutine --port 8080
  * Chapter: book/c/event-loops.md ("Coroutines: blocking code, event-loop waiting")
  */
 #define _GNU_SOURCE
-#include "../common/http.h"
+#include "../common/conn.h"
 #include "../common/server.h"
 #include "../common/timers.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <ucontext.h>
@@ -32,8 +32,8 @@ struct coro {
     ucontext_t ctx;
     int fd;
     int done;
-    struct timer wake;       /* pending while sleeping */
-    struct coro *prev, *next; /* every live coroutine, so shutdown can free them */
+    struct timer wake;  /* pending while sleeping */
+    struct live link;   /* in `coros`, so shutdown can free them */
     char stack[STACK_SIZE];
 };
 
@@ -41,26 +41,33 @@ static struct options opts;
 static ucontext_t scheduler;
 static struct coro *current;
 static struct timers sleepers;
-static struct coro *live;
+static struct live coros;
 static int epfd;
 
 // BEGIN co-wait
+/* Leave the current coroutine for the scheduler, until someone resumes it. */
+static void to_scheduler(void)
+{
+    if (swapcontext(&current->ctx, &scheduler) != 0)
+        die("swapcontext");
+}
+
 /* Park the current coroutine until fd is ready for `events`; back to the scheduler. */
 static void co_wait(int events)
 {
     struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = current};
     if (epoll_ctl(epfd, EPOLL_CTL_MOD, current->fd, &ev) != 0)
         die("epoll_ctl(MOD)");
-    swapcontext(&current->ctx, &scheduler);
+    to_scheduler();
 }
 
 static void co_sleep(double ms)
 {
     timers_add(&sleepers, &current->wake, clock_ms() + ms);
-    swapcontext(&current->ctx, &scheduler);
+    to_scheduler();
 }
 
-static ssize_t co_read(int fd, char *buf, size_t n)
+static ssize_t co_read(int fd, void *buf, size_t n)
 {
     for (;;) {
         ssize_t r = read(fd, buf, n);
@@ -72,91 +79,38 @@ static ssize_t co_read(int fd, char *buf, size_t n)
 }
 // END co-wait
 
-static int co_write_all(int fd, const char *buf, size_t n)
+static ssize_t co_write_all(int fd, const void *buf, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
+    const char *p = buf;
+    for (size_t left = n; left > 0;) {
+        ssize_t w = write(fd, p, left);
         if (w > 0) {
-            buf += w;
-            n -= (size_t)w;
+            p += w;
+            left -= (size_t)w;
         } else if (errno == EAGAIN) {
             co_wait(EPOLLOUT);
         } else if (errno != EINTR) {
             return -1;
         }
     }
-    return 0;
-}
-
-static int co_flush(int fd, char *out, size_t *out_len)
-{
-    int r = *out_len > 0 ? co_write_all(fd, out, *out_len) : 0;
-    *out_len = 0;
-    return r;
+    return (ssize_t)n;
 }
 
 // BEGIN serve
-/* The connection's whole life, written as if every call blocked. Responses to every
- * complete request already read go out in one write (after each one's work, if any). */
+/* The connection's whole life: the blocking servers' own loop (common/server.c), with
+ * reads, writes and the work's sleep that park this coroutine instead of the thread. */
 static void serve(void)
 {
-    int fd = current->fd;
-    char buf[HTTP_MAX_REQUEST], out[SERVE_OUT_SIZE];
-    size_t len = 0, out_len = 0;
-    for (;;) {
-        struct http_request req;
-        enum http_status st;
-        while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
-            if (opts.work_ms > 0) {
-                if (co_flush(fd, out, &out_len) != 0)
-                    goto done;
-                co_sleep(opts.work_ms); /* other connections run meanwhile */
-            }
-            if (opts.spin_us > 0) {
-                struct options spin = opts;
-                spin.work_ms = 0;
-                do_work(&spin);
-            }
-            size_t n;
-            const char *resp = http_response(req.keep_alive, &n);
-            if (out_len + n > sizeof out && co_flush(fd, out, &out_len) != 0)
-                goto done;
-            memcpy(out + out_len, resp, n);
-            out_len += n;
-            len -= req.length;
-            memmove(buf, buf + req.length, len);
-            if (!req.keep_alive) {
-                (void)co_flush(fd, out, &out_len);
-                goto done;
-            }
-        }
-        if (co_flush(fd, out, &out_len) != 0)
-            goto done;
-        if (st != HTTP_INCOMPLETE) {
-            size_t n;
-            const char *resp = http_error_response(st, &n);
-            (void)co_write_all(fd, resp, n);
-            goto done;
-        }
-        ssize_t r = co_read(fd, buf + len, sizeof buf - len);
-        if (r <= 0)
-            goto done;
-        len += (size_t)r;
-    }
-done:
+    static const struct stream_ops parked = {co_read, co_write_all, co_sleep};
+    serve_requests(current->fd, &opts, &parked);
     current->done = 1;
 }
 // END serve
 
 static void destroy(struct coro *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        live = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    live_remove(&c->link);
+    (void)epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL); /* close() would drop it anyway */
     close(c->fd);
     free(c);
 }
@@ -164,7 +118,8 @@ static void destroy(struct coro *c)
 static void resume(struct coro *c)
 {
     current = c;
-    swapcontext(&scheduler, &c->ctx);
+    if (swapcontext(&scheduler, &c->ctx) != 0)
+        die("swapcontext");
     current = NULL;
     if (c->done)
         destroy(c);
@@ -181,10 +136,7 @@ static void spawn(int fd)
     }
     set_nodelay(fd);
     c->fd = fd;
-    c->next = live;
-    if (live)
-        live->prev = c;
-    live = c;
+    live_add(&coros, &c->link);
     if (getcontext(&c->ctx) != 0)
         die("getcontext");
     c->ctx.uc_stack.ss_sp = c->stack;
@@ -214,6 +166,7 @@ int main(int argc, char **argv)
 {
     parse_options(argc, argv, &opts, NULL);
     install_signals();
+    live_init(&coros);
     int lfd = listen_socket(&opts, 0, 1);
     if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         die("epoll_create1");
@@ -241,9 +194,9 @@ int main(int argc, char **argv)
         }
     }
     // END scheduler
-    sleepers.pending = NULL;
-    while (live) /* coroutines parked mid-connection: drop them and their sockets */
-        destroy(live);
+    sleepers.pending = NULL; /* every deadline is forgotten: its coroutine is freed below */
+    for (struct live *n; (n = live_first(&coros)) != NULL;)
+        destroy(live_owner(n, struct coro, link)); /* parked mid-connection: drop it and its socket */
     close(lfd);
     return 0;
 }

@@ -5,50 +5,50 @@
  * never blocks on any one of them: sockets are non-blocking, reads and writes go until
  * EAGAIN, and simulated work (--work-ms) is a timer, not a sleep, so a request that
  * "works" for 20 ms does not stop the others. The backend is picked at link time.
- * With --threads N (c-epoll-reuseport: one per core by default), N such loops run,
- * each with its own listening socket on the same port (SO_REUSEPORT): the kernel
- * spreads new connections across them.
+ * With --pool N (c-epoll-reuseport: one per core by default), N such loops run, each
+ * with its own listening socket on the same port (SO_REUSEPORT): the kernel spreads new
+ * connections across them. c-epoll-et differs only in its reactor (edge-triggered), and
+ * the handler asks the reactor whether it must read until EAGAIN.
  *
  * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
  * Chapter: book/c/event-loops.md
  */
 #define _GNU_SOURCE
-#include "../common/http.h"
+#include "../common/conn.h"
 #include "../common/reactor.h"
 #include "../common/server.h"
 #include "../common/timers.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define OUT_SIZE 4096
 #define MAX_EVENTS 512
+#ifdef REUSEPORT
+#define DEFAULT_LOOPS 0 /* c-epoll-reuseport: one loop per core */
+#else
+#define DEFAULT_LOOPS 1
+#endif
 
 struct conn {
     int fd;
-    size_t in_len, out_len, out_off;
-    int close_after;       /* close once the output is flushed */
-    int eof;               /* the peer half-closed: answer what came, then close */
-    int mask;              /* what the reactor watches for now (changed only when needed) */
-    int working;           /* a request waits for its simulated work to finish */
-    int keep_alive;        /* of the request that is working */
+    int eof;                /* the peer half-closed: answer what came, then close */
+    int mask;               /* what the reactor watches for now (changed only when needed) */
+    int working;            /* a request waits for its simulated work to finish */
     struct timer work_done; /* pending while working */
-    char in[HTTP_MAX_REQUEST];
-    char out[OUT_SIZE];
+    struct live link;       /* in its loop's list */
+    struct conn_buf b;
 };
 
 struct loop {
     struct reactor *r;
     int lfd, setsize;
     struct conn **conns;   /* by fd */
+    struct live live;      /* the same connections, to close them when the loop stops */
     struct timers timers;  /* connections whose work is pending */
 };
 
@@ -57,72 +57,28 @@ static struct loop **loops; /* every loop, reachable until exit */
 
 static void close_conn(struct loop *l, struct conn *c)
 {
-    reactor_del(l->r, c->fd);
+    (void)reactor_del(l->r, c->fd); /* only epoll_ctl can fail here, and close() drops fd anyway */
     close(c->fd);
     l->conns[c->fd] = NULL;
+    live_remove(&c->link);
     if (c->working)
         timers_remove(&l->timers, &c->work_done);
     free(c);
 }
 
-static void append(struct conn *c, const char *bytes, size_t n)
-{
-    memcpy(c->out + c->out_len, bytes, n);
-    c->out_len += n;
-}
-
-/* Parse and answer what the input holds, as long as there is room for the answers. */
-static void process(struct loop *l, struct conn *c)
-{
-    struct http_request req;
-    enum http_status st;
-    while (!c->working && !c->close_after && c->out_len + 256 <= OUT_SIZE &&
-           (st = http_parse(c->in, c->in_len, &req)) != HTTP_INCOMPLETE) {
-        size_t n;
-        if (st != HTTP_OK) {
-            const char *resp = http_error_response(st, &n);
-            append(c, resp, n);
-            c->close_after = 1;
-            return;
-        }
-        c->in_len -= req.length;
-        memmove(c->in, c->in + req.length, c->in_len);
-        if (opts.work_ms > 0) { /* answer later, from the timer */
-            c->working = 1;
-            c->keep_alive = req.keep_alive;
-            timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
-            return;
-        }
-        do_work(&opts); /* --spin-us only: CPU work runs on the loop */
-        const char *resp = http_response(req.keep_alive, &n);
-        append(c, resp, n);
-        c->close_after = !req.keep_alive;
-    }
-}
-
-#ifdef REACTOR_EDGE
-#define EDGE_TRIGGERED 1 /* an edge is reported once: read until EAGAIN, always */
-#else
-#define EDGE_TRIGGERED 0 /* a short read means the socket is drained: skip the EAGAIN read */
-#endif
-
-static int has_request(struct conn *c)
-{
-    struct http_request req;
-    return http_parse(c->in, c->in_len, &req) != HTTP_INCOMPLETE;
-}
-
 /* Read what is there, answer it, write until EAGAIN; then watch for what comes next. */
 static void handle(struct loop *l, struct conn *c)
 {
+    struct conn_buf *b = &c->b;
+    int edge = reactor_edge(l->r); /* "ready" is said once: read until EAGAIN, always */
     for (;;) {
-        int drained = c->eof || c->close_after;
-        while (!drained && c->in_len < sizeof c->in) {
-            size_t room = sizeof c->in - c->in_len;
-            ssize_t r = read(c->fd, c->in + c->in_len, room);
+        int drained = c->eof || b->close_after;
+        while (!drained && b->in_len < sizeof b->in) {
+            size_t room = sizeof b->in - b->in_len;
+            ssize_t r = read(c->fd, b->in + b->in_len, room);
             if (r > 0) {
-                c->in_len += (size_t)r;
-                drained = !EDGE_TRIGGERED && (size_t)r < room;
+                b->in_len += (size_t)r;
+                drained = !edge && (size_t)r < room; /* level: skip the read that says EAGAIN */
             } else if (r == 0) {
                 c->eof = drained = 1; /* a FIN: requests already read still get answers */
             } else if (errno == EAGAIN) {
@@ -132,11 +88,14 @@ static void handle(struct loop *l, struct conn *c)
                 return;
             }
         }
-        process(l, c);
-        while (c->out_off < c->out_len) {
-            ssize_t w = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (!c->working && conn_take_requests(b, &opts)) { /* answer later, from the timer */
+            c->working = 1;
+            timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
+        }
+        while (b->out_off < b->out_len) {
+            ssize_t w = write(c->fd, b->out + b->out_off, b->out_len - b->out_off);
             if (w > 0)
-                c->out_off += (size_t)w;
+                b->out_off += (size_t)w;
             else if (errno == EAGAIN)
                 break;
             else if (errno != EINTR) {
@@ -144,20 +103,20 @@ static void handle(struct loop *l, struct conn *c)
                 return;
             }
         }
-        if (c->out_off < c->out_len)
+        if (b->out_off < b->out_len)
             break; /* wait for the socket */
-        c->out_off = c->out_len = 0;
+        b->out_off = b->out_len = 0;
         if (c->working)
             break; /* wait for the work's timer */
-        if (c->close_after || (c->eof && !has_request(c))) {
+        if (b->close_after || (c->eof && !conn_has_request(b))) {
             close_conn(l, c);
             return;
         }
         /* Go round again only for input left unread (a full buffer) or unanswered. */
-        if (drained && !has_request(c))
+        if (drained && !conn_has_request(b))
             break;
     }
-    int mask = c->out_len > c->out_off ? R_WRITABLE : c->working ? R_NONE : R_READABLE;
+    int mask = b->out_len > b->out_off ? R_WRITABLE : c->working ? R_NONE : R_READABLE;
     if (mask != c->mask) { /* one epoll_ctl per change, not per request */
         if (reactor_set(l->r, c->fd, mask) != 0) {
             close_conn(l, c);
@@ -181,7 +140,7 @@ static void accept_all(struct loop *l)
             die("accept4");
         }
         struct conn *c = fd < l->setsize ? calloc(1, sizeof *c) : NULL;
-        if (c == NULL || reactor_set(l->r, fd, R_READABLE) != 0) {
+        if (c == NULL || reactor_add(l->r, fd, R_READABLE) != 0) {
             free(c); /* no memory, or the backend cannot watch it (select past 1024) */
             close(fd);
             continue;
@@ -190,6 +149,7 @@ static void accept_all(struct loop *l)
         c->fd = fd;
         c->mask = R_READABLE;
         l->conns[fd] = c;
+        live_add(&l->live, &c->link);
         handle(l, c); /* the request is often already there */
     }
 }
@@ -205,10 +165,7 @@ static int run_timers(struct loop *l)
             struct conn *c = timer_owner(due, struct conn, work_done);
             due = due->next; /* before handle(), which may add c again or free it */
             c->working = 0;
-            size_t n;
-            const char *resp = http_response(c->keep_alive, &n);
-            append(c, resp, n);
-            c->close_after = !c->keep_alive;
+            conn_work_done(&c->b);
             handle(l, c);
         }
     }
@@ -245,20 +202,17 @@ static struct loop *new_loop(int lfd, int setsize)
         die("reactor_create");
     l->lfd = lfd;
     l->setsize = setsize;
-    if (reactor_set(l->r, lfd, R_READABLE) != 0)
-        die("reactor_set(listen)");
+    live_init(&l->live);
+    if (reactor_add(l->r, lfd, R_READABLE) != 0)
+        die("reactor_add(listen)");
     return l;
 }
 
 int main(int argc, char **argv)
 {
     parse_options(argc, argv, &opts, " [--pool THREADS]");
-#ifdef REUSEPORT
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = opts.pool > 0 ? opts.pool : (int)(cores > 0 ? cores : 1);
-#else
-    int threads = opts.pool > 0 ? opts.pool : 1;
-#endif
+    long cores = DEFAULT_LOOPS > 0 ? 0 : sysconf(_SC_NPROCESSORS_ONLN); /* asked only if needed */
+    int threads = opts.pool > 0 ? opts.pool : DEFAULT_LOOPS > 0 ? DEFAULT_LOOPS : (int)(cores > 0 ? cores : 1);
     install_signals();
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -271,26 +225,17 @@ int main(int argc, char **argv)
         die("calloc");
     for (int i = 0; i < threads; i++) {
         loops[i] = new_loop(listen_socket(&opts, threads > 1, 1), setsize);
-        if (i == 0 && opts.port == 0) { /* the others join the port the first one got */
-            struct sockaddr_in a;
-            socklen_t len = sizeof a;
-            if (getsockname(loops[0]->lfd, (struct sockaddr *)&a, &len) != 0)
-                die("getsockname");
-            opts.port = ntohs(a.sin_port);
-        }
+        if (i == 0 && opts.port == 0)
+            opts.port = bound_port(loops[0]->lfd); /* the others join the port it got */
     }
     sigset_t old;
     block_stop_signals(&old); /* stop requests wake the main thread's loop only */
-    for (int i = 1; i < threads; i++) {
-        pthread_t tid;
-        int err = pthread_create(&tid, NULL, run_loop, loops[i]);
-        if (err) {
-            errno = err;
-            die("pthread_create");
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (int i = 1; i < threads; i++)
+        start_thread(run_loop, loops[i]);
+    restore_signal_mask(&old);
     announce_ready(loops[0]->lfd);
     run_loop(loops[0]);
-    return 0; /* exit() ends the other loops */
+    for (struct live *n; (n = live_first(&loops[0]->live)) != NULL;)
+        close_conn(loops[0], live_owner(n, struct conn, link));
+    return 0; /* exit() ends the other loops, and closes their connections */
 }

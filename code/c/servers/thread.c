@@ -55,7 +55,7 @@ int main(int argc, char **argv)
         sigset_t normal;
         block_stop_signals(&normal); /* the new thread inherits the block: stops reach only us */
         err = pthread_create(&tid, &attr, connection_thread, (void *)(intptr_t)fd);
-        pthread_sigmask(SIG_SETMASK, &normal, NULL);
+        restore_signal_mask(&normal);
         if (err) { /* out of threads: drop this client, keep serving the others */
             fprintf(stderr, "warning: pthread_create: %s\n", strerror(err));
             close(fd);

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include "../common/server.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,16 +78,9 @@ int main(int argc, char **argv)
     /* Workers must not take SIGTERM: only the acceptor should see EINTR and stop. */
     sigset_t old;
     block_stop_signals(&old);
-    for (int i = 0; i < pool; i++) {
-        pthread_t tid;
-        int err = pthread_create(&tid, NULL, worker, NULL);
-        if (err) {
-            errno = err;
-            die("pthread_create");
-        }
-        pthread_detach(tid);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (int i = 0; i < pool; i++)
+        start_thread(worker, NULL);
+    restore_signal_mask(&old);
     announce_ready(lfd);
 
     // BEGIN accept-loop

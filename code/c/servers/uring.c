@@ -11,7 +11,7 @@
  * Chapter: book/c/event-loops.md ("io_uring: hand the kernel the IO itself")
  */
 #define _GNU_SOURCE
-#include "../common/http.h"
+#include "../common/conn.h"
 #include "../common/server.h"
 
 #include <errno.h>
@@ -23,27 +23,21 @@
 #include <unistd.h>
 
 #define RING_ENTRIES 4096
-#define OUT_SIZE 4096
 
 enum op { OP_ACCEPT, OP_RECV, OP_SEND, OP_WORK };
 
 struct conn {
     int fd;
-    enum op op;          /* the one operation in flight for this connection */
-    size_t in_len;
-    size_t out_len, out_off;
-    int close_after;
-    int keep_alive;      /* of the request that is working */
-    struct __kernel_timespec work;
-    struct conn *prev, *next; /* every open connection, so shutdown can free them */
-    char in[HTTP_MAX_REQUEST];
-    char out[OUT_SIZE];  /* responses being sent: every complete request's, one send */
+    enum op op;        /* the one operation in flight for this connection */
+    struct live link;  /* in open_conns, so shutdown can free them */
+    struct conn_buf b; /* requests received, and the responses being sent (one send) */
 };
 
 static struct io_uring ring;
 static struct options opts;
+static struct __kernel_timespec work_time; /* --work-ms, the timeout that stands for it */
 static struct conn acceptor = {.op = OP_ACCEPT};
-static struct conn *open_conns;
+static struct live open_conns;
 
 static struct io_uring_sqe *get_sqe(void)
 {
@@ -69,7 +63,7 @@ static void queue_recv(struct conn *c)
 {
     struct io_uring_sqe *sqe = get_sqe();
     c->op = OP_RECV;
-    io_uring_prep_recv(sqe, c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
+    io_uring_prep_recv(sqe, c->fd, c->b.in + c->b.in_len, sizeof c->b.in - c->b.in_len, 0);
     io_uring_sqe_set_data(sqe, c);
 }
 
@@ -77,62 +71,33 @@ static void queue_send(struct conn *c)
 {
     struct io_uring_sqe *sqe = get_sqe();
     c->op = OP_SEND;
-    io_uring_prep_send(sqe, c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+    io_uring_prep_send(sqe, c->fd, c->b.out + c->b.out_off, c->b.out_len - c->b.out_off, MSG_NOSIGNAL);
     io_uring_sqe_set_data(sqe, c);
 }
 
 static void finish(struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        open_conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    live_remove(&c->link);
     close(c->fd);
     free(c);
 }
 
-static void append(struct conn *c, const char *bytes, size_t n)
+static void queue_work(struct conn *c)
 {
-    memcpy(c->out + c->out_len, bytes, n);
-    c->out_len += n;
+    struct io_uring_sqe *sqe = get_sqe();
+    c->op = OP_WORK;
+    io_uring_prep_timeout(sqe, &work_time, 0, 0); /* its completion stands for the work */
+    io_uring_sqe_set_data(sqe, c);
 }
 
 /* Answer the complete requests in the input (as many as fit, with one send), or queue
  * what the next one needs: its work, or more input. */
 static void next_step(struct conn *c)
 {
-    struct http_request req;
-    enum http_status st;
-    c->out_len = c->out_off = 0;
-    while (!c->close_after && c->out_len + 256 <= OUT_SIZE &&
-           (st = http_parse(c->in, c->in_len, &req)) != HTTP_INCOMPLETE) {
-        size_t n;
-        if (st != HTTP_OK) {
-            const char *resp = http_error_response(st, &n);
-            append(c, resp, n);
-            c->close_after = 1;
-            break;
-        }
-        c->in_len -= req.length;
-        memmove(c->in, c->in + req.length, c->in_len);
-        if (opts.work_ms > 0) { /* a timeout completion stands for the work */
-            struct io_uring_sqe *sqe = get_sqe();
-            c->op = OP_WORK;
-            c->keep_alive = req.keep_alive;
-            c->work.tv_sec = (long long)(opts.work_ms / 1000);
-            c->work.tv_nsec = (long long)((opts.work_ms - 1000.0 * (double)c->work.tv_sec) * 1e6);
-            io_uring_prep_timeout(sqe, &c->work, 0, 0);
-            io_uring_sqe_set_data(sqe, c);
-            return;
-        }
-        do_work(&opts);
-        const char *resp = http_response(req.keep_alive, &n);
-        append(c, resp, n);
-        c->close_after = !req.keep_alive;
-    }
-    if (c->out_len > 0)
+    c->b.out_len = c->b.out_off = 0;
+    if (conn_take_requests(&c->b, &opts))
+        queue_work(c);
+    else if (c->b.out_len > 0)
         queue_send(c);
     else
         queue_recv(c);
@@ -158,10 +123,7 @@ static void on_completion(int lfd, struct conn *c, int res)
         }
         set_nodelay(res);
         n->fd = res;
-        n->next = open_conns;
-        if (open_conns)
-            open_conns->prev = n;
-        open_conns = n;
+        live_add(&open_conns, &n->link);
         queue_recv(n);
         return;
     case OP_RECV:
@@ -169,26 +131,22 @@ static void on_completion(int lfd, struct conn *c, int res)
             finish(c);
             return;
         }
-        c->in_len += (size_t)res;
+        c->b.in_len += (size_t)res;
         next_step(c);
         return;
-    case OP_WORK: { /* res is -ETIME: the timeout fired, the work is done */
-        size_t n;
-        const char *resp = http_response(c->keep_alive, &n);
-        append(c, resp, n);
-        c->close_after = !c->keep_alive;
+    case OP_WORK: /* res is -ETIME: the timeout fired, the work is done */
+        conn_work_done(&c->b);
         queue_send(c);
         return;
-    }
     case OP_SEND:
         if (res < 0) {
             finish(c);
             return;
         }
-        c->out_off += (size_t)res;
-        if (c->out_off < c->out_len)
+        c->b.out_off += (size_t)res;
+        if (c->b.out_off < c->b.out_len)
             queue_send(c); /* a short send: the rest */
-        else if (c->close_after)
+        else if (c->b.close_after)
             finish(c);
         else
             next_step(c); /* a pipelined request may be waiting already */
@@ -202,9 +160,13 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL);
     install_signals();
     int ret = io_uring_queue_init(RING_ENTRIES, &ring, 0);
-    if (ret < 0) {
+    if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) {
         fprintf(stderr, "io_uring_queue_init: %s: io_uring is not available here\n", strerror(-ret));
-        return (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) ? EXIT_UNSUPPORTED : EXIT_SETUP;
+        return EXIT_UNSUPPORTED;
+    }
+    if (ret < 0) {
+        errno = -ret;
+        die("io_uring_queue_init");
     }
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
     if (probe == NULL || !io_uring_opcode_supported(probe, IORING_OP_ACCEPT) ||
@@ -213,6 +175,9 @@ int main(int argc, char **argv)
         return EXIT_UNSUPPORTED;
     }
     io_uring_free_probe(probe);
+    struct timespec work = timespec_ms(opts.work_ms);
+    work_time = (struct __kernel_timespec){.tv_sec = work.tv_sec, .tv_nsec = work.tv_nsec};
+    live_init(&open_conns);
     int lfd = listen_socket(&opts, 0, 0);
     queue_accept(lfd);
     announce_ready(lfd);
@@ -236,8 +201,8 @@ int main(int argc, char **argv)
     }
     // END loop
     io_uring_queue_exit(&ring); /* cancels what is in flight; only then free its buffers */
-    while (open_conns)
-        finish(open_conns);
+    for (struct live *n; (n = live_first(&open_conns)) != NULL;)
+        finish(live_owner(n, struct conn, link));
     close(lfd);
     return 0;
 }
