@@ -335,7 +335,8 @@ class Vegeta(Driver):
         ms = (lambda k: lat[k] / 1e6) if ok else (lambda k: None)
         return LoadResult(
             ok=ok > 0, failure="" if ok else f"vegeta: no request answered 2xx: {d['errors'][:1]}",
-            requests=ok, duration_s=d["duration"] / 1e9, rps=d["throughput"],
+            # the whole run: the attack, then the wait for its last answers (throughput's denominator)
+            requests=ok, duration_s=(d["duration"] + d["wait"]) / 1e9, rps=d["throughput"],
             p50_ms=ms("50th"), p90_ms=ms("90th"), p99_ms=ms("99th"), mean_ms=ms("mean"), max_ms=ms("max"),
             errors=d["requests"] - ok, non2xx=non2xx,
             extra={"offered": d["requests"], "offered_rps": d["rate"], "p95_ms": ms("95th"),

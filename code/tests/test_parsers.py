@@ -161,6 +161,7 @@ def test_vegeta_ok():
     assert r.requests == r.extra["offered"] == 1998
     assert r.extra["offered_rps"] == pytest.approx(2000, rel=0.01)
     assert r.p50_ms <= r.p90_ms <= r.p99_ms <= r.max_ms
+    assert r.requests / r.duration_s == pytest.approx(r.rps)  # answers per second of attack and wait
 
 
 def test_vegeta_timeouts_are_errors_not_latencies():
