@@ -71,3 +71,26 @@ def test_what_the_chapter_reads_from_a_summary():
     assert knee(s, "a", 20.0) == 1.2          # first p99 over twice the closed loop's 10 ms
     assert knee(s, "a", 20.0, factor=100) is None
     assert knee(s, "a", 0.0) is None          # no closed point there
+
+
+def test_vegeta_and_iom_openloop_agree_where_the_server_is_the_limit(built):
+    """The cross-check in small: c-epoll with 20 ms of work, 10 connections (capacity 500/s),
+    offered 200/s by each tool: both see the work's 20 ms at the median, and every request
+    answered; above capacity (800/s) both see requests wait far longer than the work."""
+    from iobench import drivers
+    from iobench.lifecycle import ServerProcess
+    from iobench.manifest import ROOT, ServerOptions, get
+    seen = {}
+    with ServerProcess(get("c-epoll"), ServerOptions(work_ms=20), cpus=None) as srv:
+        for tool in ("openloop", "vegeta"):
+            for rate in (200, 800):
+                d = drivers.get(tool)
+                spec = drivers.LoadSpec(tool, 10, True, 2.0, timeout_s=5.0, rate=rate)
+                p = subprocess.run(d.argv(spec, srv.url), cwd=ROOT, capture_output=True, text=True, timeout=60)
+                seen[tool, rate] = d.parse(p.stdout + p.stderr, p.returncode)
+    for tool in ("openloop", "vegeta"):
+        low, high = seen[tool, 200], seen[tool, 800]
+        assert low.ok and low.errors == 0 and low.requests == pytest.approx(400, abs=4), (tool, low)
+        assert 19.0 < low.p50_ms < 30.0, (tool, low.p50_ms)
+        assert high.p50_ms > 5 * low.p50_ms, (tool, high.p50_ms)  # the queue, seen by both
+    assert seen["openloop", 200].p50_ms == pytest.approx(seen["vegeta", 200].p50_ms, rel=0.25)
