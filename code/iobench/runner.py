@@ -114,7 +114,7 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
     envs = " ".join(f"{k}={v}" for k, v in env.items())
-    return (f"# command: {envs + ' ' if envs else ''}{' '.join(argv)}\n# started: {started}\n"
+    return (f"# command: {envs + ' ' if envs else ''}{' '.join(metadata.portable(argv))}\n# started: {started}\n"
             f"# exit: {code}\n{output}")
 
 
