@@ -107,11 +107,20 @@ class Dataset:
         return value_in(self.summary(), column, default, **where)
 
 
-def load(path: Path, shown_under: str = "replay") -> Dataset:
+def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, pd.DataFrame, dict]:
+    """A captured folder of any kind: its rows (the `bools` columns as booleans; missing ones
+    False) and its meta.json. Every kind's loader starts here."""
     path = Path(path)
     if not (path / "results.csv").exists():
         raise FileNotFoundError(f"no captured dataset at {path}")
-    df = pd.read_csv(path / "results.csv")
+    df = pd.read_csv(path / "results.csv", **read_csv)
+    for col in bools:
+        df[col] = df[col].astype(str).str.lower().eq("true") if col in df.columns else False
+    return path, df, json.loads((path / "meta.json").read_text())
+
+
+def load(path: Path, shown_under: str = "replay") -> Dataset:
+    path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "unserved", "outlier"))
     for col in ("requested", "backlog"):  # columns newer than schema 3: 0 means "not set"
         if col not in df.columns:
             df[col] = 0
@@ -120,12 +129,6 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
     for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests"):
         if col not in df.columns:  # older than schema 6: not measured
             df[col] = float("nan")
-    for col in ("unserved", "outlier"):
-        if col not in df.columns:
-            df[col] = False
-    for col in ("ok", "generator_bound", "noisy", "unserved", "outlier"):
-        df[col] = df[col].astype(str).str.lower().eq("true")
-    meta = json.loads((path / "meta.json").read_text())
     battery = json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
     return Dataset(path.name, path, df, meta, battery, shown_under)
 

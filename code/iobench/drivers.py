@@ -338,8 +338,10 @@ class Vegeta(Driver):
             # the whole run: the attack, then the wait for its last answers (throughput's denominator)
             requests=ok, duration_s=(d["duration"] + d["wait"]) / 1e9, rps=d["throughput"],
             p50_ms=ms("50th"), p90_ms=ms("90th"), p99_ms=ms("99th"), mean_ms=ms("mean"), max_ms=ms("max"),
-            errors=d["requests"] - ok, non2xx=non2xx,
-            extra={"offered": d["requests"], "offered_rps": d["rate"], "p95_ms": ms("95th"),
+            # status 0: no answer (a timeout, or a connection that failed: its report does not say which)
+            errors=d["requests"] - ok, non2xx=non2xx, errors_timeout=codes.get(0, 0),
+            # vegeta never drops a request: past its ceiling it sends late
+            extra={"offered": d["requests"], "offered_rps": d["rate"], "p95_ms": ms("95th"), "dropped": 0,
                    "transport_errors": codes.get(0, 0), "error_set": d["errors"], "wait_s": d["wait"] / 1e9})
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import json
 import re
 import subprocess
 from pathlib import Path
 
 from . import drivers
-from .dataset import Dataset
+from .dataset import Dataset, read_folder
 from .manifest import ECHO_SERVERS, EchoServer  # noqa: F401
 from .netlink import VETH_SERVER_HOST  # noqa: F401 - where the traces' server is
 
@@ -96,17 +95,10 @@ class EchoDataset(Dataset):
 
 
 def load(path: Path, shown_under: str = "replay") -> EchoDataset:
-    import pandas as pd
-
-    path = Path(path)
-    if not (path / "results.csv").exists():
-        raise FileNotFoundError(f"no captured dataset at {path}")
-    df = pd.read_csv(path / "results.csv", dtype={"server_flags": str, "capture": str, "variant": str})
-    for col in ("ok", "generator_bound", "noisy", "client_nodelay"):
-        df[col] = df[col].astype(str).str.lower().eq("true")
+    path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "client_nodelay"),
+                                 dtype={"server_flags": str, "capture": str, "variant": str})
     for col in ("server_flags", "capture", "variant"):
         df[col] = df[col].fillna("")
-    meta = json.loads((path / "meta.json").read_text())
     return EchoDataset(path.name, path, df, meta, {}, shown_under)
 
 

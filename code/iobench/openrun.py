@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import drivers, manifest, runner
-from .dataset import Dataset
+from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
 from .runner import Experiment, Load, Run, Unit
@@ -179,9 +179,6 @@ class OpenExperiment(Experiment):
         achieved = r.requests / elapsed if elapsed else 0.0
         if point.loop == "closed" and r.ok:
             self.capacity[key] = achieved
-        if point.tool == "vegeta":  # it never drops (it sends late); a failed request is status 0 there
-            x = {**x, "dropped": 0}
-            r.errors_timeout = x.get("transport_errors", 0)
         u = m.usage
         lc = runner.load_columns(m)
         return {
@@ -248,17 +245,7 @@ class OpenDataset(Dataset):
 
 
 def load(path: Path, shown_under: str = "replay") -> OpenDataset:
-    import json
-
-    import pandas as pd
-
-    path = Path(path)
-    if not (path / "results.csv").exists():
-        raise FileNotFoundError(f"no captured dataset at {path}")
-    df = pd.read_csv(path / "results.csv")
-    for col in ("ok_run", "generator_bound", "noisy", "outlier"):
-        df[col] = df[col].astype(str).str.lower().eq("true")
-    meta = json.loads((path / "meta.json").read_text())
+    path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
     return OpenDataset(path.name, path, df, meta, {}, shown_under)
 
 

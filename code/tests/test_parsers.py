@@ -169,3 +169,4 @@ def test_vegeta_timeouts_are_errors_not_latencies():
     r = parse("vegeta_timeouts")
     assert not r.ok and r.requests == 0 and r.p99_ms is None
     assert "no request answered 2xx" in r.failure
+    assert r.errors == r.errors_timeout == 20 and r.extra["dropped"] == 0
