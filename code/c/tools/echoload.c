@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gen.h"
 #include "hist.h"
 
 #define SUB_BITS 7                       /* 128 linear buckets per power of two: < 0.8% error */
@@ -81,19 +82,6 @@ static int epfd, measuring, ever_connected, last_connect_errno;
 static int64_t end_ns = INT64_MAX;
 static unsigned char *pattern, scratch[65536];
 static volatile sig_atomic_t stop_requested;
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static _Noreturn void die(const char *what)
-{
-    fprintf(stderr, "iom-echoload: %s: %s\n", what, strerror(errno));
-    exit(1);
-}
 
 static void on_signal(int sig)
 {
@@ -342,18 +330,6 @@ static void report(double elapsed)
             st.errors_mismatch);
 }
 
-/* A number in [lo, hi], and a whole one if `whole`; the whole argument must be it. */
-static int parse(const char *s, double lo, double hi, int whole, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi) || (whole && v != (double)(long)v))
-        return 0;
-    *out = v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -370,16 +346,16 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
         switch (o) {
         case 'h': host = optarg; break;
-        case 'p': ok = parse(optarg, 1, 65535, 1, &port); break;
-        case 'c': ok = parse(optarg, 1, 1000000, 1, &connections); break;
-        case 's': ok = parse(optarg, 1, 1 << 30, 1, &size); break;
-        case 'd': ok = parse(optarg, 0.001, 1e7, 0, &cfg.duration); break;
-        case 'w': ok = parse(optarg, 0, 1e7, 0, &cfg.warmup); break;
-        case 't': ok = parse(optarg, 0.001, 1e7, 0, &cfg.timeout); break;
+        case 'p': ok = parse_number(optarg, 1, 65535, 1, &port); break;
+        case 'c': ok = parse_number(optarg, 1, 1000000, 1, &connections); break;
+        case 's': ok = parse_number(optarg, 1, 1 << 30, 1, &size); break;
+        case 'd': ok = parse_number(optarg, 0.001, 1e7, 0, &cfg.duration); break;
+        case 'w': ok = parse_number(optarg, 0, 1e7, 0, &cfg.warmup); break;
+        case 't': ok = parse_number(optarg, 0.001, 1e7, 0, &cfg.timeout); break;
         case 'n': cfg.nodelay = 1; break;
-        case 'K': ok = parse(optarg, 1, INT_MAX, 1, &every); break;
-        case 'B': ok = parse(optarg, 1, 1 << 30, 1, &split_at); break;
-        case 'U': ok = parse(optarg, 0, 6e7, 1, &pause_us); break;
+        case 'K': ok = parse_number(optarg, 1, INT_MAX, 1, &every); break;
+        case 'B': ok = parse_number(optarg, 1, 1 << 30, 1, &split_at); break;
+        case 'U': ok = parse_number(optarg, 0, 6e7, 1, &pause_us); break;
         case 'H': cfg.hist = 1; break;
         default: goto usage; /* getopt_long has named the flag */
         }

@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gen.h"
 #include "hist.h"
 
 #define SUB_BITS 10              /* 1024 buckets per power of two: < 0.1% wide (HdrHistogram's 3 digits) */
@@ -129,19 +130,6 @@ static long q_first, q_len;
 static int *room;              /* a place's index once per free request slot, a ring of C x D */
 static long r_first, r_len;
 static int *dirty, ndirty;
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static _Noreturn void die(const char *what)
-{
-    fprintf(stderr, "iom-openloop: %s: %s\n", what, strerror(errno));
-    exit(1);
-}
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -670,18 +658,6 @@ static void report(int64_t end)
 
 /* ---- setup ---- */
 
-/* A number in [lo, hi], and a whole one if `whole`; the whole argument must be it. */
-static int parse(const char *s, double lo, double hi, int whole, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi) || (whole && v != (double)(long)v))
-        return 0;
-    *out = v;
-    return 1;
-}
-
 /* http://IPv4:PORT/PATH -> cfg.addr and the request; 0 if it is not one. */
 static int parse_url(const char *url)
 {
@@ -774,15 +750,15 @@ int main(int argc, char **argv)
     int o, opt_index = 0, ok = 1;
     while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
         switch (o) {
-        case 'r': ok = parse(optarg, 1e-3, 1e8, 0, &cfg.rate); break;
+        case 'r': ok = parse_number(optarg, 1e-3, 1e8, 0, &cfg.rate); break;
         case 'P': cfg.poisson = 1; break;
-        case 's': ok = parse(optarg, 0, 9007199254740992.0, 1, &seed); break;
+        case 's': ok = parse_number(optarg, 0, 9007199254740992.0, 1, &seed); break;
         case 'C': cfg.open = 0; break;
-        case 'c': ok = parse(optarg, 1, 1000000, 1, &connections); break;
-        case 'p': ok = parse(optarg, 1, 1024, 1, &pipeline); break;
-        case 'm': ok = parse(optarg, 1, 1e8, 1, &max_in_flight); break;
-        case 'd': ok = parse(optarg, 0.001, 86400, 0, &cfg.duration); break;
-        case 't': ok = parse(optarg, 0.001, 3600, 0, &cfg.timeout); break;
+        case 'c': ok = parse_number(optarg, 1, 1000000, 1, &connections); break;
+        case 'p': ok = parse_number(optarg, 1, 1024, 1, &pipeline); break;
+        case 'm': ok = parse_number(optarg, 1, 1e8, 1, &max_in_flight); break;
+        case 'd': ok = parse_number(optarg, 0.001, 86400, 0, &cfg.duration); break;
+        case 't': ok = parse_number(optarg, 0.001, 3600, 0, &cfg.timeout); break;
         case 'x': cfg.close_mode = 1; break;
         case 'H': hist_path = optarg; break;
         default: goto usage; /* getopt_long has named the flag */
