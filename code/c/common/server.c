@@ -42,8 +42,11 @@ static void check(int err, const char *call)
 static _Noreturn void usage(const char *prog, const char *extra)
 {
     fprintf(stderr,
-            "usage: %s [--port N] [--host ADDR] [--work-ms MS] [--spin-us US] [--pool N] [--backlog N]%s\n"
-            "  --port 0 (default) picks a free port; prints READY port=N once listening\n",
+            "usage: %s [--port N] [--host ADDR] [--work-ms MS] [--spin-us US] [--pool N] [--backlog N]\n"
+            "          [--idle-timeout-s S]%s\n"
+            "  --port 0 (default) picks a free port; prints READY port=N once listening\n"
+            "  --idle-timeout-s S: the blocking servers drop a connection silent S seconds (default 2;\n"
+            "    0 = never); the event loops, c-coroutine and c-uring never drop one and ignore it\n",
             prog, extra ? extra : "");
     exit(EXIT_SETUP);
 }
@@ -66,6 +69,7 @@ void parse_options(int argc, char **argv, struct options *opts, const char *usag
         {"port", required_argument, NULL, 'p'},    {"host", required_argument, NULL, 'H'},
         {"work-ms", required_argument, NULL, 'w'}, {"spin-us", required_argument, NULL, 's'},
         {"pool", required_argument, NULL, 'n'},    {"backlog", required_argument, NULL, 'b'},
+        {"idle-timeout-s", required_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     *opts = (struct options){.host = "127.0.0.1", .port = 0, .backlog = 4096, .idle_timeout_s = 2};
@@ -78,6 +82,7 @@ void parse_options(int argc, char **argv, struct options *opts, const char *usag
         case 's': opts->spin_us = parse_number(argv[0], "--spin-us", optarg, 60e6); break;
         case 'n': opts->pool = (int)parse_number(argv[0], "--pool", optarg, 100000); break;
         case 'b': opts->backlog = (int)parse_number(argv[0], "--backlog", optarg, 1 << 20); break;
+        case 'i': opts->idle_timeout_s = parse_number(argv[0], "--idle-timeout-s", optarg, 1e6); break;
         default: usage(argv[0], usage_extra);
         }
     }
@@ -251,8 +256,9 @@ static int flush(int fd, const struct stream_ops *io, char *out, size_t *out_len
 void serve_connection(int fd, const struct options *opts)
 {
     static const struct stream_ops blocking = {read, write_all, work_sleep_ms};
-    struct timeval idle = {.tv_sec = opts->idle_timeout_s};
-    /* A silent client must not hold a blocking server forever (nor a thread). */
+    time_t s = (time_t)opts->idle_timeout_s;
+    struct timeval idle = {.tv_sec = s, .tv_usec = (suseconds_t)((opts->idle_timeout_s - (double)s) * 1e6)};
+    /* A silent client must not hold a blocking server forever (nor a thread); 0 = no timeout. */
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) == 0) {
         set_nodelay(fd);
         serve_requests(fd, opts, &blocking);

@@ -2,7 +2,9 @@
  * server.h: what every C server of the book shares besides HTTP.
  *
  * - The server contract's options: --port N (0 = any), --host A, --work-ms N (sleep per
- *   request), --spin-us N (busy CPU per request), --pool N, --backlog N.
+ *   request), --spin-us N (busy CPU per request), --pool N, --backlog N, --idle-timeout-s S
+ *   (the blocking servers drop a connection silent S seconds, 2 by default, 0 = never;
+ *   the event loops keep idle connections and ignore it).
  * - Listening: a socket bound to 127.0.0.1 by default, then exactly "READY port=N".
  * - Stopping: SIGTERM sets a flag (or, where a model cannot poll a flag, ends the
  *   process) and the server exits 0; a setup error exits 1 naming the failing call;
@@ -29,7 +31,7 @@ struct options {
     double spin_us;
     int pool;     /* 0: the model's default */
     int backlog;
-    int idle_timeout_s; /* blocking servers: drop a connection silent this long */
+    double idle_timeout_s; /* blocking servers: drop a connection silent this long; 0 = never */
 };
 
 extern volatile sig_atomic_t stop_requested;

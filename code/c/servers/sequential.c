@@ -4,7 +4,7 @@
  * The process blocks in accept(), then in read() and write() for that one client until
  * it is done; every other client waits in the kernel's listen queue meanwhile.
  * A client that sends nothing is dropped after 2 s of silence (SO_RCVTIMEO, set in
- * common/server.c), or it would stop the server.
+ * common/server.c; --idle-timeout-s changes it), or it would stop the server.
  *
  * Build: make -C code/c build/c-sequential     Run: code/c/build/c-sequential --port 8080
  * Try:   curl -s http://127.0.0.1:8080/        Chapter: book/c/blocking.md

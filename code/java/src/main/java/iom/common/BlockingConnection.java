@@ -8,7 +8,7 @@ import java.net.Socket;
 
 /**
  * Serve one connection with blocking reads and writes until the peer closes, asks to close,
- * sends something malformed or stays silent for the idle timeout (2 s): the Java twin of
+ * sends something malformed or stays silent for the idle timeout (--idle-timeout-s, 2 s by default; 0 = never): the Java twin of
  * serve_connection in code/c/common/server.c, used by every blocking model
  * (java-blocking, java-thread, java-threadpool, java-vthread). Always closes the socket.
  *

@@ -6,7 +6,9 @@ import java.util.Locale;
  * The server contract's flags, the same in every language of the book:
  * {@code --port N} (0, the default, picks a free port), {@code --host ADDR} (127.0.0.1),
  * {@code --work-ms MS} (sleep per request), {@code --spin-us US} (busy CPU per request),
- * {@code --pool N} (0: the model's default) and {@code --backlog N} (4096).
+ * {@code --pool N} (0: the model's default), {@code --backlog N} (4096) and
+ * {@code --idle-timeout-s S} (2): the blocking models drop a connection silent S seconds,
+ * 0 = never; the reactors, NIO.2, Netty and Mina never drop an idle connection and ignore it.
  * A bad flag prints the usage and exits 1, as the C servers' parse_options does.
  */
 public final class Options {
@@ -16,7 +18,7 @@ public final class Options {
     public double spinUs = 0;
     public int pool = 0;
     public int backlog = 4096;
-    /** Blocking servers drop a connection that stays silent this long (the C servers' 2 s). */
+    /** Blocking servers drop a connection that stays silent this long (the C servers' 2 s); 0 = never. */
     public int idleTimeoutMs = 2000;
 
     /** The pool size: --pool if given, else the model's default. */
@@ -43,6 +45,7 @@ public final class Options {
                 case "--spin-us" -> o.spinUs = number(id, flag, value, 60e6);
                 case "--pool" -> o.pool = (int) number(id, flag, value, 100000);
                 case "--backlog" -> o.backlog = (int) number(id, flag, value, 1 << 20);
+                case "--idle-timeout-s" -> o.idleTimeoutMs = (int) Math.ceil(1000 * number(id, flag, value, 1e6));
                 default -> usage(id);
             }
         }
@@ -66,8 +69,10 @@ public final class Options {
 
     private static void usage(String id) {
         System.err.println("usage: " + id + " [--port N] [--host ADDR] [--work-ms MS] [--spin-us US]"
-                + " [--pool N] [--backlog N]\n"
-                + "  --port 0 (default) picks a free port; prints READY port=N once listening");
+                + " [--pool N] [--backlog N] [--idle-timeout-s S]\n"
+                + "  --port 0 (default) picks a free port; prints READY port=N once listening\n"
+                + "  --idle-timeout-s S: the blocking models drop a connection silent S seconds (default 2;\n"
+                + "    0 = never); the reactors, NIO.2, Netty and Mina never drop one and ignore it");
         System.exit(1);
     }
 }

@@ -3,7 +3,7 @@
  *
  * The main thread blocks in accept(), then in read() and write() for that one client until
  * it is done; every other client waits in the kernel's listen queue meanwhile. A client that
- * sends nothing is dropped after 2 s, or it would stop the server. The Java twin of
+ * sends nothing is dropped after 2 s (--idle-timeout-s), or it would stop the server. The Java twin of
  * c-sequential, and the corrected form of the source write-up's SimpleIO (iom.seed000).
  * The accept loop is the one every blocking model shares (iom.common.BlockingServer).
  *

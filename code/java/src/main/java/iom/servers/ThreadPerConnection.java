@@ -3,7 +3,7 @@
  *
  * The main thread blocks in accept() and starts a thread per connection, which blocks in
  * read(), does the request's work and writes, until the client leaves (or stays silent
- * for 2 s). Simple and concurrent, and each connection costs a kernel thread with its own
+ * for 2 s, --idle-timeout-s). Simple and concurrent, and each connection costs a kernel thread with its own
  * stack: book/java/results.md measures it against virtual threads and NIO. Twin of c-thread.
  * The accept loop is the one every blocking model shares (iom.common.BlockingServer).
  *

@@ -5,7 +5,8 @@
  * connection gets a virtual thread that blocks in read(), sleeps through its work and
  * writes. A blocked virtual thread unmounts from its carrier (a small ForkJoinPool, one
  * carrier per core) and the JDK waits for its socket with epoll underneath: thread-per-
- * connection code with an event loop's cost per connection. Idle connections close after 2 s.
+ * connection code with an event loop's cost per connection. Idle connections close after 2 s
+ * (--idle-timeout-s).
  * The accept loop is the one every blocking model shares (iom.common.BlockingServer).
  *
  * Build: make -C code java
