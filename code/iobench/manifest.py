@@ -28,6 +28,9 @@ class ServerOptions:
     spin_us: float = 0.0     # simulated CPU work per request (busy loop)
     pool: int | None = None  # pool size, where the model has one
     backlog: int | None = None  # listen(2) backlog, where the server takes --backlog
+    # drop a connection silent this long (0: never); None: the server's default (2 s for the
+    # blocking models, never for the event loops, which take the flag and ignore it; 75 s for nginx)
+    idle_timeout_s: float | None = None
 
 
 class Ready(enum.Enum):
@@ -52,7 +55,7 @@ class Server:
     argv: Callable[[ServerOptions, Path], list[str]]
     build: tuple[str, ...] = ()        # a `make` command line (arguments) that builds it
     ready: Ready = Ready.LINE
-    supports: frozenset[str] = field(default_factory=frozenset)  # work_ms, spin_us, pool
+    supports: frozenset[str] = field(default_factory=frozenset)  # work_ms, spin_us, pool, backlog, idle_timeout_s
     baseline: bool = False
     verify: Verify = Verify.CONTRACT
     prepare: Callable[[ServerOptions, Path], None] | None = None  # writes config into a workdir
@@ -77,7 +80,7 @@ worker_rlimit_nofile 20000;
 http {{
     access_log off;
     keepalive_requests 1000000;   # the default (1000) would add reconnects under load
-    keepalive_timeout 75s;
+    keepalive_timeout {keepalive_timeout};
     client_body_temp_path {workdir}/tmp;
     proxy_temp_path {workdir}/tmp;
     fastcgi_temp_path {workdir}/tmp;
@@ -94,11 +97,22 @@ http {{
 """
 
 
+def nginx_keepalive_timeout(idle_timeout_s: float | None) -> str:
+    """nginx's keepalive_timeout for the contract's idle timeout. nginx has no "never": 0 would
+    turn keep-alive off, so "never" is a day, longer than any run."""
+    if idle_timeout_s is None:
+        return "75s"  # nginx's own default
+    if idle_timeout_s == 0:
+        return "1d"
+    return f"{max(1, round(idle_timeout_s * 1000))}ms"
+
+
 def _nginx_prepare(opts: ServerOptions, workdir: Path) -> None:
     (workdir / "tmp").mkdir(parents=True, exist_ok=True)
     body = BODY.decode().replace("\n", "\\n")
-    (workdir / "nginx.conf").write_text(NGINX_CONF.format(workdir=workdir, host=opts.host,
-                                                          port=opts.port, body=body))
+    (workdir / "nginx.conf").write_text(NGINX_CONF.format(
+        workdir=workdir, host=opts.host, port=opts.port, body=body,
+        keepalive_timeout=nginx_keepalive_timeout(opts.idle_timeout_s)))
 
 
 def _nginx_argv(opts: ServerOptions, workdir: Path) -> list[str]:
@@ -123,7 +137,7 @@ def register(server: Server) -> Server:
 register(Server(
     id="nginx", model="event loop (epoll), one worker", lang="C", baseline=True,
     summary="nginx with one worker process and a generated config: the real-world anchor",
-    argv=_nginx_argv, prepare=_nginx_prepare, ready=Ready.PORT))
+    argv=_nginx_argv, prepare=_nginx_prepare, ready=Ready.PORT, supports=frozenset({"idle_timeout_s"})))
 register(Server(
     id="python-http-server", model="thread per connection (ThreadingHTTPServer)", lang="Python",
     baseline=True,
@@ -143,6 +157,8 @@ def contract_flags(opts: ServerOptions) -> list[str]:
                         ("--pool", opts.pool), ("--backlog", opts.backlog)):
         if value:  # left out when 0 or None: the server's own default
             a += [flag, f"{value:g}"]
+    if opts.idle_timeout_s is not None:  # here 0 means something: never drop an idle connection
+        a += ["--idle-timeout-s", f"{opts.idle_timeout_s:g}"]
     return a
 
 
@@ -157,7 +173,7 @@ def c_server(server_id: str, model: str, summary: str, build_dir: Path = C_BUILD
     return Server(id=server_id, model=model, lang="C", summary=summary,
                   argv=contract_argv(build_dir / server_id),
                   build=("-C", str(CODE / "c"), str(Path("build") / server_id)),
-                  supports=frozenset({"work_ms", "spin_us", "pool", "backlog"}))
+                  supports=frozenset({"work_ms", "spin_us", "pool", "backlog", "idle_timeout_s"}))
 
 
 C_SERVERS = [
@@ -208,7 +224,8 @@ def java_home() -> Path:
 
 def java_argv(main_class: str, seed: bool = False) -> Callable[[ServerOptions, Path], list[str]]:
     """java FLAGS -cp CLASSPATH CLASS, then the contract's flags (the as-published servers
-    take only --port and --work-ms: always passed, so work_ms=0 means no sleep there too)."""
+    take only --port and --work-ms: always passed, so work_ms=0 means no sleep there too;
+    they have no idle timeout, and never get --idle-timeout-s)."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
         java = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", JAVA_CLASSPATH, main_class]
         if seed:
@@ -219,7 +236,7 @@ def java_argv(main_class: str, seed: bool = False) -> Callable[[ServerOptions, P
 
 def java_server(server_id: str, main_class: str, model: str, summary: str, pool: bool,
                 seed: bool = False) -> Server:
-    supports = {"work_ms"} if seed else {"work_ms", "spin_us"} | ({"pool"} if pool else set())
+    supports = {"work_ms"} if seed else {"work_ms", "spin_us", "idle_timeout_s"} | ({"pool"} if pool else set())
     return Server(id=server_id, model=model, lang="Java", summary=summary,
                   argv=java_argv(main_class, seed), build=JAVA_BUILD, supports=frozenset(supports),
                   verify=Verify.ANSWERS if seed else Verify.CONTRACT)

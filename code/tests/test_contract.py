@@ -19,7 +19,7 @@ from iobench.battery import run_battery
 from iobench.http import (BODY, RESPONSE_400, RESPONSE_431, RESPONSE_CLOSE, RESPONSE_KEEP_ALIVE, read_response,
                           request_bytes)
 from iobench.lifecycle import ServerError, ServerProcess, Unsupported
-from iobench.manifest import C_BUILD, CODE, ServerOptions, contract_argv, get, ids
+from iobench.manifest import C_BUILD, CODE, ServerOptions, contract_argv, contract_flags, get, ids
 
 C_IDS, JAVA_IDS = ids("C"), ids("Java")
 # (server id, build): each C server also in its sanitizer build
@@ -254,3 +254,79 @@ def test_pipelined_batches_without_nagle_stalls(server_id, work_ms, tmp_path):
         pytest.skip(str(exc))
     assert took < budget_s, f"{batches} batches of {depth} pipelined requests took {took * 1e3:.0f} ms: a stall per batch?"
     assert_clean_exit(srv)
+
+
+# The models that block a thread (or a process) on each connection drop one that stays silent:
+# SO_RCVTIMEO in C, Socket.setSoTimeout in Java. The event loops keep it at no cost, and take
+# --idle-timeout-s only to ignore it.
+DROPS_IDLE = {"c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool",
+              "java-blocking", "java-thread", "java-threadpool", "java-vthread"}
+IDLE_WAIT_S = 3.0
+
+
+def idle_after_one_request(server_id: str, idle_timeout_s: float, tmp_path) -> str | None:
+    """One request answered, then silence on the connection: with a timeout it must be closed
+    by the server (not at once, by 3 s); with 0, or on a server without one, still open after
+    3 s and still answering. Returns what went wrong, or None."""
+    log_dir = tmp_path / f"{server_id}-{idle_timeout_s:g}"
+    log_dir.mkdir()
+    try:
+        with start(server_id, "opt", log_dir, idle_timeout_s=idle_timeout_s) as srv:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                buf = bytearray()
+                s.sendall(GET)
+                if read_response(s, buf, time.monotonic() + 10).raw != RESPONSE_KEEP_ALIVE:
+                    return "wrong answer to the first request"
+                answered = time.monotonic()
+                if server_id in DROPS_IDLE and idle_timeout_s:
+                    s.settimeout(IDLE_WAIT_S)
+                    try:
+                        if s.recv(1) != b"":
+                            return "sent bytes nobody asked for"
+                    except socket.timeout:
+                        return f"still open {IDLE_WAIT_S:g} s after the answer"
+                    except ConnectionResetError:
+                        pass  # closed all the same
+                    after = time.monotonic() - answered
+                    return None if after >= 0.5 * idle_timeout_s else f"closed after only {after:.2f} s"
+                time.sleep(IDLE_WAIT_S)
+                try:
+                    closed = s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+                except (BlockingIOError, TimeoutError):  # nothing to read: open (TimeoutError: a socket with a timeout)
+                    closed = False
+                except ConnectionError:
+                    closed = True
+                if closed:
+                    return f"closed within {IDLE_WAIT_S:g} s"
+                s.sendall(GET)
+                if read_response(s, buf, time.monotonic() + 10).raw != RESPONSE_KEEP_ALIVE:
+                    return f"no answer after {IDLE_WAIT_S:g} s of silence"
+    except ServerError as exc:  # before the flag existed: usage, exit 1
+        return str(exc)[-300:]
+    return None
+
+
+@pytest.mark.parametrize("lang", ["C", "Java"])
+def test_idle_timeout_flag(lang, tmp_path):
+    """--idle-timeout-s 1: the blocking models close a connection silent after its answer, within
+    3 s; --idle-timeout-s 0: every server keeps it (and the event loops ignore the flag either
+    way). All servers of a language at once, so that the 3 s of silence are waited only once."""
+    # C servers start at once; ten JVMs at a time start on two cores within their 30 s
+    jobs = [(sid, t) for sid in ids(lang) for t in (1, 0)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs) if lang == "C" else 10) as pool:
+        verdicts = dict(zip(jobs, pool.map(lambda job: idle_after_one_request(*job, tmp_path), jobs)))
+    assert {f"{sid} --idle-timeout-s {t}": v for (sid, t), v in verdicts.items() if v} == {}
+
+
+def test_idle_timeout_option_none_is_the_default_and_0_is_never(tmp_path):
+    """None leaves the flag out (each server's default); 0 is passed (never drop), unlike the
+    other flags, where 0 means the default. nginx gets it as keepalive_timeout, where 0 would
+    turn keep-alive off: its "never" is a day. The as-published Java servers never get it."""
+    assert "--idle-timeout-s" not in contract_flags(ServerOptions())
+    assert contract_flags(ServerOptions(idle_timeout_s=0))[-2:] == ["--idle-timeout-s", "0"]
+    assert contract_flags(ServerOptions(idle_timeout_s=1.5))[-2:] == ["--idle-timeout-s", "1.5"]
+    assert "--idle-timeout-s" not in get("java-seed000-netty").argv(ServerOptions(idle_timeout_s=0), tmp_path)
+    for idle, line in ((None, "keepalive_timeout 75s;"), (0, "keepalive_timeout 1d;"), (2, "keepalive_timeout 2000ms;")):
+        workdir = tmp_path / f"nginx-{idle}"
+        get("nginx").prepare(ServerOptions(port=8080, idle_timeout_s=idle), workdir)
+        assert line in (workdir / "nginx.conf").read_text()
