@@ -77,7 +77,8 @@ def cmd_serve(args) -> int:
     from .manifest import ServerOptions
 
     opts = ServerOptions(port=args.port, host=args.host, work_ms=args.work_ms, spin_us=args.spin_us,
-                         pool=args.pool, backlog=args.backlog)
+                         pool=args.pool, backlog=args.backlog,
+                         idle_timeout_s=args.idle_timeout_s)
     with tempfile.TemporaryDirectory(prefix="iobench-serve-") as tmp:
         try:
             server = serve_entry(args.server, Path(tmp))
@@ -193,6 +194,8 @@ COMMANDS = [
         _arg("--spin-us", type=float, default=0.0, help="simulated CPU work per request"),
         _arg("--pool", type=int, help="pool size, where the model has one"),
         _arg("--backlog", type=int, help="listen backlog, where the server takes one"),
+        _arg("--idle-timeout-s", type=float,
+             help="drop a connection silent this long (0: never); default: the server's own"),
         _arg("--cpus", help="taskset CPU list (default: not pinned)")]),
     ("run", cmd_run, "measure a dataset", [
         _arg("dataset"),
