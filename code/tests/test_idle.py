@@ -128,6 +128,18 @@ def test_unanswered_are_counted_at_the_deadline_and_kept(silent_server):
         assert idle.stop() == {"held": 50, "closed_by_server": 0}
 
 
+def test_a_stop_during_set_up_still_reports_both_lines(silent_server):
+    """SIGTERM before the deadline: what there is so far (all unanswered), then the end."""
+    with Idle("--port", str(silent_server), "--connections", "20", "--timeout-s", "60") as idle:
+        time.sleep(0.5)
+        idle.proc.send_signal(signal.SIGTERM)
+        out, err = idle.proc.communicate(timeout=10)
+    assert idle.proc.returncode == 0 and err == "", err
+    first, end = out.splitlines()
+    assert json.loads(first.removeprefix("IDLE "))["unanswered"] == 20, first
+    assert json.loads(end.removeprefix("IDLE_END ")) == {"held": 20, "closed_by_server": 0}, end
+
+
 def test_refused_connections_fail_with_their_errno():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
