@@ -14,6 +14,8 @@ Modules, one concern each:
     sampler     /proc sampling of CPU, RSS, PSS, threads and context switches; who was served (ss)
     netlink     links that are not loopback: DelayLink (50 ms round trip), VethLink (1 Gbit, MTU 1500)
     runner      the one lifecycle every experiment runs on: warm-up, quiet machine, repeats, commit
+    limits      file descriptors raised before a run; the process, thread and mapping limits recorded
+    idle        idle keep-alive connections held open beside a server (iom-idle), raised step by step
     plans       what each dataset measures (HTTP plans and echo plans)
     bench       the HTTP experiments on the runner (and the battery after them)
     echorun     the echo experiments on the runner (read statistics, packet traces, JFR)
@@ -27,6 +29,7 @@ Modules, one concern each:
     report      what chapters compute to quote in prose: one value, counts in words, battery verdicts
 """
 
-SCHEMA_VERSION = 6  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
+SCHEMA_VERSION = 7  # 2: TCP counters (listen overflows, retransmits) per row; 3: requested, backlog;
                     # 4: resets sent, and closes with unread data; 5: meta.json load_commands;
-                    # 6: pipeline, pss_kib, conns_served and requests per connection, unserved, outlier
+                    # 6: pipeline, pss_kib, conns_served and requests per connection, unserved, outlier;
+                    # 7: idle_conns and the idle columns; meta.json limits (file descriptors raised)

@@ -9,11 +9,12 @@ After the repeats, the conformance battery against each server.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict
 from pathlib import Path
 
 from . import battery as battery_mod
-from . import drivers, manifest, runner, sampler
+from . import drivers, idle, limits, manifest, runner, sampler
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
 from .plans import Plan, Point
@@ -57,6 +58,33 @@ def served_columns(point: Point, result: drivers.LoadResult, received: dict[int,
 
 
 
+def descriptors(point: Point) -> int:
+    """File descriptors a server needs for a point: every connection, and a few of its own."""
+    return point.connections + point.idle_conns + 64
+
+
+def fits(point: Point) -> bool:
+    """A point this process's file-descriptor limit (raised at the run's start) allows."""
+    soft = limits.nofile()["soft"]
+    return soft == limits.resource.RLIM_INFINITY or descriptors(point) <= soft
+
+
+def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: Point) -> dict:
+    """After a point's load, at rest: how many idle connections the server still holds, and
+    its memory (PSS) with them; per idle connection it holds, against the same server at rest
+    with none (its first point, idle_conns=0)."""
+    if held is None:
+        return {"idle_answered": None, "idle_open": None, "pss_rest_kib": None, "pss_per_idle_kib": None}
+    pss = sampler.group_snapshot(srv.pid, with_pss=True).pss_kib
+    open_now = idle.established(srv.port)
+    if point.idle_conns == 0:
+        held.base_pss_kib = pss
+    # per connection the server really holds (a model that stopped at 1,020 holds 1,020)
+    per = ((pss - held.base_pss_kib) / open_now
+           if point.idle_conns and open_now and held.base_pss_kib is not None else None)
+    return {"idle_answered": held.answered, "idle_open": open_now, "pss_rest_kib": pss, "pss_per_idle_kib": per}
+
+
 class HttpExperiment(Experiment):
     outlier_keys = POINT_KEYS
 
@@ -67,12 +95,18 @@ class HttpExperiment(Experiment):
         self.time_wait_drained = plan.time_wait_drained
         self.with_battery = plan.battery if with_battery is None else with_battery
         self.servers = [manifest.get(s) for s in plan.servers]
+        self.idle: idle.IdleConnections | None = None  # beside the current server, in an idle study
+        self.repeat = 0
 
     def points(self, profile: str):
-        return self.plan.points_for(profile)
+        return tuple(p for p in self.plan.points_for(profile) if fits(p))
 
     def meta(self, run: Run) -> dict:
+        skipped = [p for p in self.plan.points_for(run.profile.name) if not fits(p)]
         return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points]},
+                "skipped_points": [{**asdict(p), "why": f"needs {descriptors(p):,} file descriptors in one "
+                                    f"process; the limit here is {limits.nofile()['soft']:,} and this process "
+                                    "may not raise it (CAP_SYS_RESOURCE)"} for p in skipped],
                 "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers},
                 "restart_each_point": self.plan.restart_each_point}
 
@@ -94,6 +128,7 @@ class HttpExperiment(Experiment):
         return sum(self.applies(s, p) for s in self.servers for p in points)
 
     def units(self, run: Run, points, repeat: int):
+        self.repeat = repeat
         for server in self.servers:
             # One server process per group of points that need the same server options.
             groups: dict[tuple, list[Point]] = {}
@@ -102,8 +137,26 @@ class HttpExperiment(Experiment):
                     key = (p.work_ms, p.backlog, i if self.plan.restart_each_point else None)
                     groups.setdefault(key, []).append(p)
             for (work_ms, backlog, _), group in groups.items():
-                yield Unit(server, group, ServerOptions(work_ms=work_ms, backlog=backlog or None),
-                           note={"work_ms": work_ms, "backlog": backlog})
+                opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s)
+                yield Unit(server, group, opts, note={"work_ms": work_ms, "backlog": backlog})
+
+    @contextlib.contextmanager
+    def beside(self, run: Run, srv: ServerProcess):
+        """In an idle study, the idle connections held beside this server (raised by its points)."""
+        if not self.plan.holds_idle:
+            yield None
+            return
+
+        def keep(i: int, h: idle.Holder) -> None:
+            code = h.proc.returncode
+            run.writer.write_raw(f"{srv.server.id}/idle-r{self.repeat}-{i}.txt",
+                                 runner.raw_text(h.argv, {}, "".join(h.output), code, h.started))
+        with idle.IdleConnections(run.host, srv.port, run.client_prefix, keep) as held:
+            self.idle = held
+            try:
+                yield held
+            finally:
+                self.idle = None
 
     def measure(self, run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
         return measure(run, srv, point, repeat)
@@ -141,8 +194,8 @@ def run_plan(plan: Plan, profile_name: str, dest: Path | None = None, with_batte
 class _ConnProbe(runner.Probe):
     """Bytes the kernel received per connection (who was served), sampled over the run."""
 
-    def __init__(self, port: int, cpus: str | None):
-        self.sampler = sampler.ConnSampler(port, cpus=cpus)
+    def __init__(self, port: int, cpus: str | None, src: str | None = None):
+        self.sampler = sampler.ConnSampler(port, cpus=cpus, src=src)
 
     def start(self) -> None:
         self.sampler.start()
@@ -178,13 +231,19 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
     n = f"-n{point.requests}" if point.requests else ""
     b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
         + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
+    b += f"-i{point.idle_conns}" if run.experiment.plan.holds_idle else ""
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
+    held = run.experiment.idle
+    if held is not None:
+        held.hold(point.idle_conns)
     warm = load_spec(point, run.profile.warmup_s, warmup=True)
     spec = load_spec(point, run.profile.duration_s)
     load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                 measured=run.client_prefix + driver.argv(spec, srv.url),
                 env=driver.env(spec), threads=spec.threads, timeout_s=run.profile.duration_s * 4 + 120)
-    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus),
+    # in an idle study, the busy connections are told apart by their address (127.0.0.1)
+    busy_from = "127.0.0.1" if held is not None else None
+    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
                                            "tcp": _TcpProbe(run.netns)})
     result = driver.parse(m.output, m.code)
     received, samples = m.probes["conns"]
@@ -194,6 +253,7 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
         "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
         "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
         "requested": point.requests, "backlog": point.backlog, "pipeline": point.pipeline,
+        "idle_conns": point.idle_conns,
         **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
         "ok": result.ok, "failure": result.failure,
         **runner.load_columns(m),
@@ -201,6 +261,7 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
         "pss_kib": usage.pss_kib_max, "server_procs_max": usage.procs_max,
         "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         **served_columns(point, result, received, samples),
+        **idle_columns(held, srv, point),
         "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
         "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),

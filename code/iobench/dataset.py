@@ -16,7 +16,8 @@ from . import plans
 from .report import REQUIRED, value_in
 from .profiles import DATA, current
 
-KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline"]
+KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
+        "idle_conns"]
 
 
 @dataclass
@@ -65,7 +66,8 @@ class Dataset:
         unserved: in some repeat, a connection never got an answer (conns_served, its
         fewest over the repeats, says how many did); outliers: repeats more than 20 %
         from the point's median rps (results.flag_outliers), to be explained."""
-        ok = self.df[self.df["ok"]]
+        ok = self.df[self.df["ok"]].assign(
+            csw_per_req=lambda d: (d["server_vcsw"] + d["server_ivcsw"]) / d["requests"].where(d["requests"] > 0))
         agg = ok.groupby(KEYS, sort=False).agg(
             repeats=("repeat", "count"),
             rps=("rps", "median"), rps_min=("rps", "min"), rps_max=("rps", "max"),
@@ -82,6 +84,9 @@ class Dataset:
             conns_served=("conns_served", "min"), conn_min_requests=("conn_min_requests", "min"),
             conn_max_requests=("conn_max_requests", "max"),
             unserved=("unserved", "any"), outliers=("outlier", "sum"),
+            csw_per_req=("csw_per_req", "median"),
+            idle_open=("idle_open", "min"), pss_per_idle_kib=("pss_per_idle_kib", "median"),
+            pss_per_idle_kib_min=("pss_per_idle_kib", "min"), pss_per_idle_kib_max=("pss_per_idle_kib", "max"),
         ).reset_index()
         return agg
 
@@ -121,13 +126,14 @@ def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, p
 
 def load(path: Path, shown_under: str = "replay") -> Dataset:
     path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "unserved", "outlier"))
-    for col in ("requested", "backlog"):  # columns newer than schema 3: 0 means "not set"
+    for col in ("requested", "backlog", "idle_conns"):  # newer than their datasets: 0 means "not set", none
         if col not in df.columns:
             df[col] = 0
     if "pipeline" not in df.columns:  # older than schema 6: no pipelining
         df["pipeline"] = 1
-    for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests"):
-        if col not in df.columns:  # older than schema 6: not measured
+    for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
+                "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib"):
+        if col not in df.columns:  # older than schema 6 (and the idle columns): not measured
             df[col] = float("nan")
     battery = json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
     return Dataset(path.name, path, df, meta, battery, shown_under)

@@ -69,6 +69,7 @@ class ServerProcess:
         self.exit_code: int | None = None
         self._stdout_tail: deque[bytes] = deque(maxlen=50)
         self._drain: threading.Thread | None = None
+        self._stderr_at_stop = ""
 
     # -- start ---------------------------------------------------------------------------
     def __enter__(self) -> "ServerProcess":
@@ -222,10 +223,11 @@ class ServerProcess:
         return b"".join(self._stdout_tail)
 
     def stderr_tail(self, limit: int = 2000) -> str:
+        """The end of what the server wrote on stderr (kept once it stopped and its folder went)."""
         try:
             return self.log_path.read_bytes()[-limit:].decode(errors="replace").strip()
         except OSError:
-            return ""
+            return self._stderr_at_stop[-limit:]
 
     # -- stop ----------------------------------------------------------------------------
     def stop(self) -> int | None:
@@ -252,6 +254,7 @@ class ServerProcess:
             if getattr(self, "_log", None):
                 self._log.close()
             self.proc = None
+            self._stderr_at_stop = self.stderr_tail()
             self._tmp.cleanup()
         if left:
             raise ServerError(f"{self.server.id}: processes {left} (pid: state) of group {proc.pid} still alive "

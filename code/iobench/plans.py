@@ -19,6 +19,7 @@ class Point:
     timeout_s: float = 5.0  # the load generator's per-request timeout
     threads: int = 1   # wrk: threads (the book pins wrk to one core, so 1 unless reproducing a source)
     pipeline: int = 1  # wrk: requests per write (16: TechEmpower's plaintext load, server-bound on 2 cores)
+    idle_conns: int = 0  # idle keep-alive connections held open beside the load (idle.py)
 
     @property
     def mode(self) -> str:
@@ -31,7 +32,8 @@ class Point:
         backlog = f" backlog={self.backlog}" if self.backlog else ""
         threads = f" t={self.threads}" if self.threads != 1 else ""
         pipeline = f" p={self.pipeline}" if self.pipeline != 1 else ""
-        return f"{self.tool} {self.mode} c={self.connections}{threads}{pipeline}{n}{rate}{work}{backlog}"
+        idle = f" idle={self.idle_conns}" if self.idle_conns else ""
+        return f"{self.tool} {self.mode} c={self.connections}{threads}{pipeline}{n}{rate}{work}{backlog}{idle}"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,12 @@ class Plan:
     time_wait_drained: int = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
     link_rtt_ms: float = 0.0          # > 0: servers sit behind an iom-delaylink with this round trip
     link_rate_mbit: float = 0.0       # and, > 0, this bandwidth
+    idle_timeout_s: float | None = None  # the servers' --idle-timeout-s (None: their default; 0: never)
+
+    @property
+    def holds_idle(self) -> bool:
+        """Its points hold idle connections: a server's points then run in order, raising them."""
+        return any(p.idle_conns for p in self.points)
 
     def points_for(self, profile: str) -> tuple[Point, ...]:
         if profile == "smoke":
@@ -179,7 +187,43 @@ SEED_000 = Plan(
     time_wait_drained=10**9,  # the as-published servers close every connection; loopback reuses the ports
 )
 
-PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000)}
+# ---- scale: many connections, busy and idle (book/synthesis) ------------------------------
+
+# One connection at a time by design: a single idle connection stops them (book/c/blocking.md),
+# so they sit out the idle study.
+ONE_AT_A_TIME = ("c-sequential", "java-blocking")
+EVERY_MODEL = ("nginx",) + C_IDS + JAVA_IDS
+
+# N idle keep-alive connections (each answered once, then silent) held beside 40 busy ones:
+# what a connection costs a model while it does nothing. One server process per repeat
+# raises them 0 -> 1,000 -> 10,000 -> 100,000 (idle.py), so memory per idle connection is
+# measured against the same process at rest with none. Servers never drop an idle
+# connection here (--idle-timeout-s 0; nginx: keepalive_timeout 0 means off, so a long one).
+IDLE_LEVELS = (0, 1_000, 10_000, 100_000)
+IDLE_CONNECTIONS = Plan(
+    dataset="idle-connections",
+    description="every model but the one-at-a-time servers, and nginx: 40 busy keep-alive connections "
+                "measured while 0, 1,000, 10,000 and 100,000 idle keep-alive connections are held open",
+    servers=tuple(s for s in EVERY_MODEL if s not in ONE_AT_A_TIME),
+    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in IDLE_LEVELS),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000)),
+    battery=False,
+    idle_timeout_s=0,
+)
+
+# io_uring as its authors advise (multishot, provided buffers, registered files, one issuer)
+# against the first io_uring server and epoll, in one run: CPU per request is the question.
+IO_URING = Plan(
+    dataset="io-uring",
+    description="c-uring-multishot against c-uring, c-epoll and nginx: hello-world at 40 and 1,000 "
+                "keep-alive connections, and 16 pipelined requests per write at 40",
+    servers=("nginx", "c-epoll", "c-uring", "c-uring-multishot"),
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),
+    smoke_points=(Point("wrk", 40, True), PIPELINED),
+)
+
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000,
+                                IDLE_CONNECTIONS, IO_URING)}
 
 
 def every() -> dict:

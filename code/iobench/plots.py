@@ -191,3 +191,42 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
     _caption(fig, ds, notes)
     fig.tight_layout()
     return fig
+
+
+def idle_memory(ds: Dataset, idle_conns: int):
+    """Memory (PSS) per idle connection, one bar per server (median, min-max over repeats),
+    at `idle_conns` idle connections: what a connection costs a model while it does nothing."""
+    s = ds.summary()
+    s = s[(s["idle_conns"] == idle_conns) & s["pss_per_idle_kib"].notna()].sort_values("pss_per_idle_kib")
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(s) + 1.2))
+    y = range(len(s))
+    mid = s["pss_per_idle_kib"].values
+    err = [mid - s["pss_per_idle_kib_min"].values, s["pss_per_idle_kib_max"].values - mid]
+    colors = ["tab:blue" if lang == "C" else "tab:orange" for lang in s["lang"]]
+    ax.barh(list(y), mid, xerr=err, color=colors, capsize=2)
+    ax.set_yticks(list(y), s["server"])
+    ax.set_xscale("log")
+    ax.set_xlabel("KiB of server memory (PSS) per idle connection, log scale")
+    ax.legend(handles=[Line2D([], [], color="tab:blue", lw=6), Line2D([], [], color="tab:orange", lw=6)],
+              labels=["C", "Java"], fontsize="small", loc="lower right")
+    return _finish(fig, ax, ds, f"Memory per idle connection, {idle_conns:,} held", Notes())
+
+
+def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_req",
+             label: str = "server CPU µs per request"):
+    """A column (CPU per request, p99) of the busy load against the idle connections held."""
+    s = ds.summary()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    notes = Notes()
+    for server in servers:
+        g = s[s["server"] == server].sort_values("idle_conns")
+        if g.empty:
+            continue
+        x = g["idle_conns"].values
+        line = ax.plot(x, g[column].values, marker="o", label=server)
+        notes |= _hollow(ax, x, g[column].values, g, line[0].get_color())
+    ax.set_xscale("symlog", linthresh=1000)
+    ax.set_xlabel("idle connections held (symmetric log scale)")
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+    return _finish(fig, ax, ds, f"40 busy connections beside idle ones: {label}", notes)

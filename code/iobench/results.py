@@ -21,7 +21,7 @@ from pathlib import Path
 
 COLUMNS = [
     "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
-    "repeat",
+    "idle_conns", "repeat",
     "rps", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms",
     "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "non2xx",
     "requests", "duration_s", "bytes",
@@ -29,6 +29,7 @@ COLUMNS = [
     "server_rss_kib_max", "pss_kib", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
     "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",
+    "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib",
     "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
@@ -37,7 +38,7 @@ COLUMNS = [
 # A repeat further than this from the median of its point's repeats is flagged: a repeat at a
 # quarter of the others is a hang, not noise, and must be explained or re-measured.
 OUTLIER_FRACTION = 0.20
-POINT_KEYS = ("server", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline")
+POINT_KEYS = ("server", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline", "idle_conns")
 
 
 def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION, keys: tuple[str, ...] = POINT_KEYS,

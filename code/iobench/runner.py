@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from . import metadata, sampler
+from . import limits, metadata, sampler
 from .lifecycle import ServerProcess, Unsupported
 from .manifest import ROOT, Server, ServerOptions
 from .profiles import PROFILES, Profile
@@ -215,6 +215,11 @@ class Experiment:
     def verify(self, run: "Run", srv: ServerProcess, unit: Unit) -> None:
         srv.verify()
 
+    def beside(self, run: "Run", srv: ServerProcess) -> contextlib.AbstractContextManager:
+        """What lives beside a server from its start to its stop (idle connections held open):
+        entered once the server listens, always left before it is stopped."""
+        return contextlib.nullcontext()
+
     def measure(self, run: "Run", srv: ServerProcess, point, repeat: int) -> dict:
         raise NotImplementedError
 
@@ -297,6 +302,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(experiment.dataset)
     run_id = new_run_id()
+    nofile = limits.raise_nofile()  # before anything starts: servers and generators inherit it
     writer = DatasetWriter(dest, run_id, overwrite=overwrite or profile_name == "smoke",  # smoke: scratch
                            **({"columns": experiment.columns} if experiment.columns else {}))
     r = Run(experiment, profile, writer, run_id, experiment.points(profile_name), server_cpus, client_cpus,
@@ -305,7 +311,8 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         dataset=experiment.dataset, description=experiment.description, run_id=run_id, profile=asdict(profile),
         started_at=now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
         thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
-                    "quiet_cores": QUIET_CORES, "time_wait_drained": experiment.time_wait_drained})
+                    "quiet_cores": QUIET_CORES, "time_wait_drained": experiment.time_wait_drained},
+        limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]})
     r.meta.update(experiment.meta(r))
     try:
         total = profile.repeats * experiment.count(r.points)
@@ -352,7 +359,7 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
                    + ("  GENERATOR-BOUND" if row.get("generator_bound") else "")
                    + ("  NOISY" if row.get("noisy") else ""))
     try:
-        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
+        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv, ex.beside(r, srv):
             ex.verify(r, srv, unit)
             for point in unit.points:
                 done += 1
@@ -368,7 +375,8 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
         return done
     r.stops.append({"server": unit.server.id, "repeat": repeat, **unit.note, "argv": metadata.portable(srv.argv),
                     "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
-                    "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc"})
+                    "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
+                    **({"stderr_tail": tail} if (tail := srv.stderr_tail(800)) else {})})
     if srv.exit_code != 0:
         if ex.require_clean_exit:
             raise RuntimeError(f"{unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "

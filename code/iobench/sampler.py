@@ -286,9 +286,10 @@ class ConnSampler:
     bytes_received. wrk and ab count only what completes: a connection that never got an
     answer is invisible in their output, but not to the kernel."""
 
-    def __init__(self, port: int, interval_s: float = 0.5, cpus: str | None = None):
-        self.argv = (["taskset", "-c", cpus] if cpus else []) + [
-            "ss", "-tinHe", "state", "established", f"( dport = :{port} )"]
+    def __init__(self, port: int, interval_s: float = 0.5, cpus: str | None = None, src: str | None = None):
+        # src: only the generator's connections from this address (idle ones come from others)
+        only = f"( dport = :{port} and src {src} )" if src else f"( dport = :{port} )"
+        self.argv = (["taskset", "-c", cpus] if cpus else []) + ["ss", "-tinHe", "state", "established", only]
         self.interval_s = interval_s
         self.received: dict[int, int] = {}
         self.samples = 0
