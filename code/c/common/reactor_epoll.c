@@ -82,6 +82,9 @@ int reactor_edge(const struct reactor *r)
 
 int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int timeout_ms)
 {
+    /* More ready than we take? No cursor needed here: the kernel puts a level-triggered
+     * descriptor it reported back at the tail of its ready list, so successive calls go
+     * round the ready ones (epoll_wait(2), NOTES), unlike our poll and select scans. */
     int n = epoll_wait(r->epfd, r->ready, max < MAX_READY ? max : MAX_READY, timeout_ms);
     if (n < 0)
         return errno == EINTR ? 0 : -1;

@@ -1,6 +1,9 @@
 /*
  * reactor_poll.c: the reactor API over poll(2): no descriptor limit, but the kernel
  * still scans the whole array on every call, and so do we.
+ * When more descriptors are ready than the caller takes, each scan starts where the last
+ * one stopped (round robin), as epoll_wait(2) does: from 0 every time, the low slots
+ * would be served on every call and, with busy clients, the high ones never.
  */
 #include "reactor.h"
 
@@ -12,6 +15,7 @@ struct reactor {
     struct pollfd *fds; /* compact array of watched descriptors */
     int *slot;          /* fd -> index in fds, or -1 */
     int count, setsize;
+    int next;           /* where the next scan of fds starts */
 };
 
 struct reactor *reactor_create(int setsize)
@@ -75,14 +79,21 @@ int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int t
     int n = poll(r->fds, (nfds_t)r->count, timeout_ms);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
-    int count = 0;
-    for (int i = 0; i < r->count && count < max && n > 0; i++) {
+    /* Every slot is looked at once per call, so nothing is reported twice; what is not
+     * taken now, poll reports again next time (a level). A descriptor that reactor_del
+     * moves into a hole behind the start waits one round more, and it can only move
+     * downwards, a finite number of times: it is never skipped for good. */
+    int count = 0, i = r->next < r->count ? r->next : 0;
+    for (int seen = 0; seen < r->count && count < max && n > 0; seen++) {
         short re = r->fds[i].revents;
-        if (re == 0)
-            continue;
-        n--;
-        int mask = ((re & (POLLIN | POLLHUP | POLLERR)) ? R_READABLE : 0) | ((re & POLLOUT) ? R_WRITABLE : 0);
-        events[count++] = (struct reactor_event){r->fds[i].fd, mask};
+        if (re != 0) {
+            n--;
+            int mask = ((re & (POLLIN | POLLHUP | POLLERR)) ? R_READABLE : 0) | ((re & POLLOUT) ? R_WRITABLE : 0);
+            events[count++] = (struct reactor_event){r->fds[i].fd, mask};
+            r->next = i + 1;
+        }
+        if (++i == r->count)
+            i = 0;
     }
     return count;
 }

@@ -1,6 +1,9 @@
 /*
  * reactor_select.c: the reactor API over select(2). fd_set holds FD_SETSIZE (1024)
  * descriptors, so this backend refuses larger ones: select's famous limit.
+ * When more descriptors are ready than the caller takes, each scan starts after the last
+ * one reported (round robin), as epoll_wait(2) does: from 0 every time, the low
+ * descriptors would be served on every call and, with busy clients, the high ones never.
  */
 #include "reactor.h"
 
@@ -14,6 +17,7 @@
 struct reactor {
     fd_set rfds, wfds;
     int maxfd;
+    int next; /* the descriptor the next scan starts at */
     unsigned char *mask; /* per fd: the R_ mask | ADDED; 0 = not added */
     int setsize;
 };
@@ -91,11 +95,17 @@ int reactor_poll(struct reactor *r, struct reactor_event *events, int max, int t
     int n = select(r->maxfd + 1, &rf, &wf, NULL, timeout_ms < 0 ? NULL : &tv);
     if (n < 0)
         return errno == EINTR ? 0 : -1;
-    int count = 0;
-    for (int fd = 0; fd <= r->maxfd && count < max; fd++) { /* O(maxfd) every call */
+    /* Every descriptor is looked at once per call, so nothing is reported twice; what is
+     * not taken now, select reports again next time (a level). */
+    int count = 0, fd = r->next <= r->maxfd ? r->next : 0;
+    for (int seen = 0; seen <= r->maxfd && count < max; seen++) { /* O(maxfd) every call */
         int mask = (FD_ISSET(fd, &rf) ? R_READABLE : 0) | (FD_ISSET(fd, &wf) ? R_WRITABLE : 0);
-        if (mask)
+        if (mask) {
             events[count++] = (struct reactor_event){fd, mask};
+            r->next = fd + 1;
+        }
+        if (++fd > r->maxfd)
+            fd = 0;
     }
     return count;
 }
