@@ -48,10 +48,10 @@
 
 #define RING_ENTRIES 4096
 #define CQ_ENTRIES (4 * RING_ENTRIES) /* multishot requests post many completions each */
-#define BUF_COUNT 1024                /* provided buffers: a power of two */
-#define BUF_SIZE 2048
+#define BUF_COUNT 4096 /* provided buffers, a power of two: one each for 4096 receives in a batch */
+#define BUF_SIZE 1024  /* a request of wrk's, or 16 pipelined ones, takes one or two */
 #define BUF_GROUP 0
-#define HOLD_MAX 8          /* buffers a connection may hold before its receive is paused */
+#define HOLD_MAX 16 /* buffers a connection may hold (b.in full) before its receive is paused */
 #define MAX_SLOTS (1 << 20) /* the kernel's limit on registered files */
 #ifndef IORING_SETUP_SINGLE_ISSUER /* kernel 6.0, 6.1: values from linux/io_uring.h */
 #define IORING_SETUP_SINGLE_ISSUER (1U << 12)
@@ -79,7 +79,7 @@ static struct __kernel_timespec work_time;
 static struct live open_conns;
 static struct io_uring_buf_ring *buf_ring;
 static char *bufs;
-static int held_next[BUF_COUNT];      /* per buffer: the next one its connection holds */
+static int held_next[BUF_COUNT];   /* per buffer: the next one its connection holds */
 static size_t held_len[BUF_COUNT];    /* per buffer: the bytes received into it */
 static int accepting, listen_fd;
 
