@@ -189,6 +189,8 @@ C_SERVERS = [
     ("c-epoll-et", "reactor: epoll, edge-triggered", "one event loop over epoll(7) with EPOLLET"),
     ("c-epoll-reuseport", "one epoll reactor per core", "an epoll loop per core, each with its own SO_REUSEPORT socket"),
     ("c-uring", "proactor: io_uring", "accept, recv and send queued on io_uring"),
+    ("c-uring-multishot", "proactor: io_uring, multishot",
+     "multishot accept and receive into a provided-buffer ring, registered files, single issuer, deferred task running"),
 ]
 for _id, _model, _summary in C_SERVERS:
     register(c_server(_id, _model, _summary))
