@@ -196,7 +196,7 @@ SEED_000 = Plan(
 # One connection at a time by design: a single idle connection stops them (book/c/blocking.md),
 # so they sit out the idle study.
 ONE_AT_A_TIME = ("c-sequential", "java-blocking")
-EVERY_MODEL = ("nginx",) + C_IDS + JAVA_IDS
+EVERY_MODEL = ("nginx",) + manifest.ids("C") + JAVA_IDS
 
 # N idle keep-alive connections (each answered once, then silent) held beside 40 busy ones:
 # what a connection costs a model while it does nothing. One server process per repeat
