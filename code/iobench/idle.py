@@ -23,6 +23,7 @@ from .metadata import now
 
 IDLE_BIN = C_BUILD / "iom-idle"
 PER_SOURCE = 20_000
+SETUP_WAIT_S = 30  # iom-idle waits this long for answers (a full pool never answers the rest)
 SETUP_TIMEOUT_S = 120.0
 
 
@@ -77,7 +78,7 @@ class IdleConnections:
         k = len(self.holders) + 1
         argv = self.prefix + [str(IDLE_BIN), "--host", self.host, "--port", str(self.port),
                               "--connections", str(more), "--source", f"127.0.{k}.1",
-                              "--per-source", str(PER_SOURCE), "--timeout-s", "60"]
+                              "--per-source", str(PER_SOURCE), "--timeout-s", str(SETUP_WAIT_S)]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 stdin=subprocess.DEVNULL)
         h = Holder(argv, proc, started=now())

@@ -14,10 +14,12 @@
  *   accepting until a connection closes.
  * - Multishot receive into a provided-buffer ring: one recv SQE per connection for its
  *   whole life instead of one per read; the kernel picks a buffer from a ring shared by
- *   all connections only when bytes arrive, so an idle connection holds none. (This
- *   server still copies them into each connection's conn_buf, to keep conn.c's parser;
- *   one that parsed in place could drop that buffer too.) A buffer goes back to the ring
- *   once copied; an empty ring ends the receive with ENOBUFS, and it is armed again.
+ *   all connections only when bytes arrive, so an idle connection holds none. The bytes
+ *   are copied into a conn_buf (conn.c's parser) that a connection has only while it has
+ *   requests to answer: an idle connection costs its small struct conn, where c-uring and
+ *   the epoll loops keep 12 KiB of buffers per connection, busy or not. A buffer goes back
+ *   to the ring once copied; an empty ring ends the receive with ENOBUFS, and it is armed
+ *   again.
  * - A registered ring descriptor: io_uring_enter() skips looking up the ring's own
  *   descriptor on every call (cheap while one thread owns the descriptor table).
  * - IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (kernel 6.1): the kernel does not interrupt
@@ -51,7 +53,7 @@
 #define BUF_COUNT 4096 /* provided buffers, a power of two: one each for 4096 receives in a batch */
 #define BUF_SIZE 1024  /* a request of wrk's, or 16 pipelined ones, takes one or two */
 #define BUF_GROUP 0
-#define HOLD_MAX 16 /* buffers a connection may hold (b.in full) before its receive is paused */
+#define HOLD_MAX 16 /* buffers a connection may hold (b->in full) before its receive is paused */
 #define MAX_SLOTS (1 << 20) /* the kernel's limit on registered files */
 #ifndef IORING_SETUP_SINGLE_ISSUER /* kernel 6.0, 6.1: values from linux/io_uring.h */
 #define IORING_SETUP_SINGLE_ISSUER (1U << 12)
@@ -70,7 +72,7 @@ struct conn {
     int held_head, held_tail, held_count; /* received buffers not yet copied into b.in */
     size_t held_off;                      /* bytes of the first one already copied */
     struct live link;
-    struct conn_buf b;
+    struct conn_buf *b;     /* only while it has requests to answer (NULL when idle) */
 };
 
 static struct io_uring ring;
@@ -116,7 +118,7 @@ static void arm_recv(struct conn *c)
 static void queue_send(struct conn *c)
 {
     struct io_uring_sqe *sqe = get_sqe(c, K_SEND);
-    io_uring_prep_send(sqe, c->slot, c->b.out + c->b.out_off, c->b.out_len - c->b.out_off, MSG_NOSIGNAL);
+    io_uring_prep_send(sqe, c->slot, c->b->out + c->b->out_off, c->b->out_len - c->b->out_off, MSG_NOSIGNAL);
     sqe->flags |= IOSQE_FIXED_FILE;
     c->busy = 1;
 }
@@ -148,16 +150,21 @@ static void return_buf(int bid)
     io_uring_buf_ring_advance(buf_ring, 1);
 }
 
-/* Copy what the held buffers have, as far as b.in has room, and give them back. */
+/* Copy what the held buffers have, as far as b->in has room, and give them back. A
+ * connection gets its conn_buf here, when bytes arrive; a failed allocation closes it. */
 static void drain_held(struct conn *c)
 {
-    while (c->held_head >= 0 && c->b.in_len < sizeof c->b.in) {
+    if (c->held_head >= 0 && c->b == NULL && (c->b = calloc(1, sizeof *c->b)) == NULL) {
+        start_close(c);
+        return;
+    }
+    while (c->held_head >= 0 && c->b->in_len < sizeof c->b->in) {
         int bid = c->held_head;
-        size_t n = held_len[bid] - c->held_off, room = sizeof c->b.in - c->b.in_len;
+        size_t n = held_len[bid] - c->held_off, room = sizeof c->b->in - c->b->in_len;
         if (n > room)
             n = room;
-        memcpy(c->b.in + c->b.in_len, bufs + (size_t)bid * BUF_SIZE + c->held_off, n);
-        c->b.in_len += n;
+        memcpy(c->b->in + c->b->in_len, bufs + (size_t)bid * BUF_SIZE + c->held_off, n);
+        c->b->in_len += n;
         c->held_off += n;
         if (c->held_off == held_len[bid]) {
             if ((c->held_head = held_next[bid]) < 0)
@@ -169,16 +176,29 @@ static void drain_held(struct conn *c)
     }
 }
 
-/* A connection with nothing in flight: answer what it holds, or wait for more input. */
+/* A connection with nothing in flight: answer what it holds, or wait for more input
+ * (without its conn_buf, once it holds no partial request). */
 static void next_step(struct conn *c)
 {
     drain_held(c);
-    c->b.out_len = c->b.out_off = 0;
-    if (conn_take_requests(&c->b, &opts))
-        queue_work(c);
-    else if (c->b.out_len > 0)
-        queue_send(c);
-    else if (c->peer_done)
+    if (c->closing)
+        return;
+    if (c->b != NULL) {
+        c->b->out_len = c->b->out_off = 0;
+        if (conn_take_requests(c->b, &opts)) {
+            queue_work(c);
+            return;
+        }
+        if (c->b->out_len > 0) {
+            queue_send(c);
+            return;
+        }
+        if (c->b->in_len == 0 && c->held_head < 0) {
+            free(c->b);
+            c->b = NULL;
+        }
+    }
+    if (c->peer_done)
         start_close(c);
     else if (!c->recv_armed && c->held_count == 0)
         arm_recv(c); /* its receive had ended (paused, or ENOBUFS) */
@@ -192,6 +212,7 @@ static void release_if_done(struct conn *c)
     for (int bid = c->held_head; bid >= 0; bid = held_next[bid])
         return_buf(bid);
     live_remove(&c->link);
+    free(c->b);
     free(c);
     if (!accepting && !stop_requested)
         arm_accept(); /* a slot is free again */
@@ -251,7 +272,7 @@ static void on_recv(struct conn *c, struct io_uring_cqe *cqe)
     }
     if (res == 0 || (res < 0 && res != -ENOBUFS && res != -ECANCELED))
         c->peer_done = 1;
-    else if (c->recv_armed && c->held_count >= HOLD_MAX) /* b.in is full: stop reading for now */
+    else if (c->recv_armed && c->held_count >= HOLD_MAX) /* b->in is full: stop reading for now */
         io_uring_prep_cancel64(get_sqe(NULL, K_IGNORE), (uint64_t)(uintptr_t)c | K_RECV, 0);
     else if (!c->recv_armed && c->held_count < HOLD_MAX)
         arm_recv(c);
@@ -267,7 +288,7 @@ static void on_work(struct conn *c) /* res is -ETIME: the timeout fired, the wor
         release_if_done(c);
         return;
     }
-    conn_work_done(&c->b);
+    conn_work_done(c->b);
     queue_send(c);
 }
 
@@ -279,9 +300,9 @@ static void on_send(struct conn *c, int res)
         release_if_done(c);
     } else if (res < 0) {
         start_close(c);
-    } else if ((c->b.out_off += (size_t)res) < c->b.out_len) {
+    } else if ((c->b->out_off += (size_t)res) < c->b->out_len) {
         queue_send(c); /* a short send: the rest */
-    } else if (c->b.close_after) {
+    } else if (c->b->close_after) {
         start_close(c);
     } else {
         next_step(c); /* pipelined requests may have arrived meanwhile */
@@ -392,7 +413,9 @@ int main(int argc, char **argv)
     io_uring_queue_exit(&ring); /* cancels what is in flight, closes the slots; then free */
     for (struct live *n; (n = live_first(&open_conns)) != NULL;) {
         live_remove(n);
-        free(live_owner(n, struct conn, link));
+        struct conn *c = live_owner(n, struct conn, link);
+        free(c->b);
+        free(c);
     }
     free(bufs);
     free(buf_ring);
