@@ -159,6 +159,15 @@ class HttpExperiment(Experiment):
                 self.idle = None
 
     def measure(self, run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
+        held = self.idle
+        if held is not None and held.stopped_at is not None:
+            return {"server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang,
+                    "tool": point.tool, "mode": point.mode, "connections": point.connections,
+                    "work_ms": point.work_ms, "pipeline": point.pipeline, "idle_conns": point.idle_conns,
+                    "repeat": repeat, "requested": point.requests, "backlog": point.backlog, "ok": False,
+                    "failure": f"not measured: the server stopped answering at {held.stopped_at:,} idle "
+                               f"connections ({held.why_stopped})", "profile": run.profile.name,
+                    "run_id": run.run_id, "outlier": False}
         return measure(run, srv, point, repeat)
 
     def describe(self, row: dict) -> str:

@@ -60,6 +60,8 @@ class IdleConnections:
         self.keep_raw = keep_raw  # (index, Holder) -> None: stores its raw output
         self.holders: list[Holder] = []
         self.base_pss_kib: int | None = None  # at rest with no idle connection, after a load
+        self.stopped_at: int | None = None  # the idle count at which some went unanswered
+        self.why_stopped = ""
 
     @property
     def asked(self) -> int:
@@ -97,6 +99,10 @@ class IdleConnections:
         h.setup = parse_line("IDLE", "".join(h.output))
         if h.setup is None:
             raise RuntimeError(f"iom-idle reported no setup (exit {proc.poll()}): {''.join(h.output)[-500:]}")
+        if h.setup["unanswered"] or h.setup["failed"]:  # as far as this server goes: no more after it
+            self.stopped_at = n
+            self.why_stopped = (f"of {more:,} more, {h.setup['unanswered']:,} unanswered, {h.setup['failed']:,} "
+                                f"failed {h.setup['errors']}")
         return h.setup
 
     def __enter__(self) -> "IdleConnections":

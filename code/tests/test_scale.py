@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from iobench import dataset, limits, plans, runner
+from iobench import idle as idle_mod
 from iobench.idle import IDLE_BIN, parse_line
 from iobench.manifest import CODE
 
@@ -108,3 +109,18 @@ def test_every_holder_reports_and_stops_with_its_server(idle_run):
 
 def pd_isnan(x) -> bool:
     return x != x
+
+
+def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that_point(tmp_path, monkeypatch):
+    # A pool of 64 threads, each held by an idle connection that never closes: the 65th
+    # connection is never answered, nor are the busy ones; the next level is not run.
+    monkeypatch.setattr(idle_mod, "SETUP_WAIT_S", 2)
+    plan = dataclasses.replace(plans.IDLE_CONNECTIONS, dataset="tiny-pool", servers=("c-threadpool",),
+                               smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 100, 200)))
+    path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
+    df = dataset.load(path, "smoke").df.set_index("idle_conns")
+    assert df.loc[0, "ok"] and df.loc[0, "conns_served"] == 40
+    assert df.loc[100, "idle_answered"] == 64 and df.loc[100, "rps"] == 0
+    assert not df.loc[200, "ok"]
+    assert df.loc[200, "failure"].startswith("not measured: the server stopped answering at 100 idle connections")
+    assert "36 unanswered" in df.loc[200, "failure"]
