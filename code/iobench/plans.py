@@ -226,8 +226,23 @@ IO_URING = Plan(
     smoke_points=(Point("wrk", 40, True), PIPELINED),
 )
 
+# 10,000 busy keep-alive connections against the models that stopped short of them in a
+# first check (c-select, c-fork, java-thread), with others beside them: who serves every
+# connection, and the kernel's evidence where one does not (accept queue overflows, resets,
+# the server's stderr). Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain needed.
+TEN_THOUSAND = Plan(
+    dataset="ten-thousand",
+    description="10,000 busy keep-alive connections (wrk, 5 s timeout) against c-select, c-poll, c-epoll, "
+                "c-uring-multishot, c-fork, c-thread, java-thread, java-vthread, java-netty and nginx",
+    servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring-multishot", "c-fork", "c-thread", "java-thread",
+             "java-vthread", "java-netty"),
+    points=(Point("wrk", 10_000, True),),
+    battery=False,
+    time_wait_drained=10**9,
+)
+
 PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000,
-                                IDLE_CONNECTIONS, IO_URING)}
+                                IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND)}
 
 
 def every() -> dict:
