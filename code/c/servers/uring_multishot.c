@@ -219,6 +219,7 @@ static void release_if_done(struct conn *c)
 }
 
 // BEGIN handlers
+// BEGIN multishot
 static void on_accept(struct io_uring_cqe *cqe)
 {
     if (!(cqe->flags & IORING_CQE_F_MORE))
@@ -279,6 +280,7 @@ static void on_recv(struct conn *c, struct io_uring_cqe *cqe)
     if (!c->busy)
         next_step(c); /* else the send or work in flight calls it when it completes */
 }
+// END multishot
 
 static void on_work(struct conn *c) /* res is -ETIME: the timeout fired, the work is done */
 {
