@@ -151,7 +151,9 @@ class HttpExperiment(Experiment):
             code = h.proc.returncode
             run.writer.write_raw(f"{srv.server.id}/idle-r{self.repeat}-{i}.txt",
                                  runner.raw_text(h.argv, {}, "".join(h.output), code, h.started))
-        with idle.IdleConnections(run.host, srv.port, run.client_prefix, keep) as held:
+        # a brief profile waits briefly for answers that a full pool will never give
+        wait_s = max(5.0, 3 * run.profile.duration_s)
+        with idle.IdleConnections(run.host, srv.port, run.client_prefix, keep, wait_s) as held:
             self.idle = held
             try:
                 yield held

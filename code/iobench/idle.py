@@ -23,7 +23,7 @@ from .metadata import now
 
 IDLE_BIN = C_BUILD / "iom-idle"
 PER_SOURCE = 20_000
-SETUP_WAIT_S = 30  # iom-idle waits this long for answers (a full pool never answers the rest)
+SETUP_WAIT_S = 30  # iom-idle waits at most this long for answers (a full pool never answers the rest)
 SETUP_TIMEOUT_S = 120.0
 
 
@@ -55,8 +55,9 @@ class Holder:
 class IdleConnections:
     """The idle connections beside one server process, from its start to its stop."""
 
-    def __init__(self, host: str, port: int, prefix: list[str], keep_raw):
+    def __init__(self, host: str, port: int, prefix: list[str], keep_raw, wait_s: float = SETUP_WAIT_S):
         self.host, self.port, self.prefix = host, port, prefix
+        self.wait_s = min(wait_s, SETUP_WAIT_S)
         self.keep_raw = keep_raw  # (index, Holder) -> None: stores its raw output
         self.holders: list[Holder] = []
         self.base_pss_kib: int | None = None  # at rest with no idle connection, after a load
@@ -80,7 +81,7 @@ class IdleConnections:
         k = len(self.holders) + 1
         argv = self.prefix + [str(IDLE_BIN), "--host", self.host, "--port", str(self.port),
                               "--connections", str(more), "--source", f"127.0.{k}.1",
-                              "--per-source", str(PER_SOURCE), "--timeout-s", str(SETUP_WAIT_S)]
+                              "--per-source", str(PER_SOURCE), "--timeout-s", f"{self.wait_s:g}"]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 stdin=subprocess.DEVNULL)
         h = Holder(argv, proc, started=now())

@@ -114,7 +114,6 @@ def pd_isnan(x) -> bool:
 def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that_point(tmp_path, monkeypatch):
     # A pool of 64 threads, each held by an idle connection that never closes: the 65th
     # connection is never answered, nor are the busy ones; the next level is not run.
-    monkeypatch.setattr(idle_mod, "SETUP_WAIT_S", 2)
     plan = dataclasses.replace(plans.IDLE_CONNECTIONS, dataset="tiny-pool", servers=("c-threadpool",),
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 100, 200)))
     path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
