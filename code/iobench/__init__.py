@@ -16,7 +16,7 @@ Modules, one concern each:
     runner      the one lifecycle every experiment runs on: warm-up, quiet machine, repeats, commit
     limits      file descriptors raised before a run; the process, thread and mapping limits recorded
     idle        idle keep-alive connections held open beside a server (iom-idle), raised step by step
-    plans       what each dataset measures (HTTP plans and echo plans)
+    plans       what each dataset measures (HTTP plans and echo plans; scaleplans: many connections)
     bench       the HTTP experiments on the runner (and the battery after them)
     echorun     the echo experiments on the runner (read statistics, packet traces, JFR)
     results     tidy CSV rows, atomic writes, datasets that refuse to be overwritten, outliers

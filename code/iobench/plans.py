@@ -79,9 +79,9 @@ def _sweep(tool: str, keepalive: bool, levels: tuple[int, ...]) -> tuple[Point, 
     return tuple(Point(tool, c, keepalive) for c in levels)
 
 
-# 16 requests per write, as TechEmpower's plaintext test: with one request per round trip, wrk on
-# one core is the bottleneck for every fast server; pipelined, the server is, so this point
-# measures a server's capacity. It also catches servers that stall on pipelined requests.
+# 16 requests per write, as TechEmpower's plaintext test: with one request per round trip, wrk on one core is the
+# bottleneck for every fast server; pipelined, the server is, so this point measures a server's capacity. It also
+# catches servers that stall on pipelined requests.
 PIPELINED = Point("wrk", 40, True, pipeline=16)
 
 BASELINES = Plan(
@@ -96,9 +96,8 @@ BASELINES = Plan(
                   Point("ab", 40, True), Point("ab", 40, False), PIPELINED),
 )
 
-# The C servers that data/c-servers and data/ab-grid measured, in the manifest's order. Not
-# manifest.ids("C"): a server registered later (c-uring-multishot) has no data there, and the
-# chapters replay those captures as they are. A new capture of either may add it here.
+# The C servers data/c-servers and data/ab-grid measured, in the manifest's order; not manifest.ids("C"): a later
+# server (c-uring-multishot) has no data there, and the chapters replay those captures as they are.
 C_MEASURED = ("c-sequential", "c-fork", "c-prefork", "c-thread", "c-threadpool", "c-coroutine",
               "c-select", "c-poll", "c-epoll", "c-epoll-et", "c-epoll-reuseport", "c-uring")
 
@@ -112,13 +111,11 @@ C_SERVERS = Plan(
     battery=True,
 )
 
-# Source write-up 002, reproduced: its ab grid (HTTP/1.0, a new connection per request,
-# count-bound) on loopback, against every C server and python's http.server. ab's own
-# default timeout (30 s) as the source ran it; a fresh server for every point, as its
-# notes say it had to restart them. Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2), so
-# the tens of thousands of TIME_WAIT sockets this grid leaves (up to the kernel's
-# tcp_max_tw_buckets) need no drain in between: waiting for 60 s after every point would
-# turn a 30-minute grid into hours.
+# Source write-up 002, reproduced: its ab grid (HTTP/1.0, a new connection per request, count-bound) on loopback,
+# against every C server and python's http.server. ab's own default timeout (30 s) as the source ran it; a fresh
+# server for every point, as its notes say it had to restart them. Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2),
+# so the tens of thousands of TIME_WAIT sockets this grid leaves (up to the kernel's tcp_max_tw_buckets) need no
+# drain in between: waiting for 60 s after every point would turn a 30-minute grid into hours.
 def _ab_close(connections: int, requests: int, backlog: int = 0) -> Point:
     """ab as source 002 ran it: HTTP/1.0, a new connection per request, -n requests, its 30 s timeout."""
     return Point("ab", connections, False, requests=requests, timeout_s=30.0, backlog=backlog)
@@ -149,10 +146,9 @@ AB_BACKLOG = _ab_plan(
     tuple(_ab_close(c, 10000, backlog=b) for b in (5, 128, 4096) for c in (100, 1000)),
     (_ab_close(1000, 1000, backlog=5), _ab_close(1000, 1000, backlog=4096)))
 
-# Source write-up 002's "public IP" case: its server was a round trip away (about 97 ms per
-# request on a new connection, i.e. two round trips of ~48 ms). Here the server sits in a
-# network namespace behind iom-delaylink with a 50 ms round trip; ab runs for a fixed time,
-# since the sequential server manages only a few requests per second.
+# Source write-up 002's "public IP" case: its server was a round trip away (about 97 ms per request on a new
+# connection, i.e. two round trips of ~48 ms). Here the server sits in a network namespace behind iom-delaylink with
+# a 50 ms round trip; ab runs for a fixed time, since the sequential server manages only a few requests per second.
 DELAY_LINK = Plan(
     dataset="delay-link",
     description="the source's four servers (and c-epoll, python's http.server) behind a 50 ms "
@@ -191,67 +187,23 @@ SEED_000 = Plan(
     time_wait_drained=10**9,  # the as-published servers close every connection; loopback reuses the ports
 )
 
-# ---- scale: many connections, busy and idle (book/synthesis) ------------------------------
+PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000)}
 
-# One connection at a time by design: a single idle connection stops them (book/c/blocking.md),
-# so they sit out the idle study.
-ONE_AT_A_TIME = ("c-sequential", "java-blocking")
-EVERY_MODEL = ("nginx",) + manifest.ids("C") + JAVA_IDS
 
-# N idle keep-alive connections (each answered once, then silent) held beside 40 busy ones:
-# what a connection costs a model while it does nothing. One server process per repeat
-# raises them 0 -> 1,000 -> 10,000 -> 100,000 (idle.py), so memory per idle connection is
-# measured against the same process at rest with none. Servers never drop an idle
-# connection here (--idle-timeout-s 0; nginx: keepalive_timeout 0 means off, so a long one).
-IDLE_LEVELS = (0, 1_000, 10_000, 100_000)
-IDLE_CONNECTIONS = Plan(
-    dataset="idle-connections",
-    description="every model but the one-at-a-time servers, and nginx: 40 busy keep-alive connections "
-                "measured while 0, 1,000, 10,000 and 100,000 idle keep-alive connections are held open",
-    servers=tuple(s for s in EVERY_MODEL if s not in ONE_AT_A_TIME),
-    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in IDLE_LEVELS),
-    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000)),
-    battery=False,
-    idle_timeout_s=0,
-    # each level leaves its idle connections in TIME_WAIT when it ends (the holder closes
-    # first); loopback reuses those ports (tcp_tw_reuse=2), and holders use other addresses
-    time_wait_drained=10**9,
-)
-
-# io_uring as its authors advise (multishot, provided buffers, registered files, one issuer)
-# against the first io_uring server and epoll, in one run: CPU per request is the question.
-IO_URING = Plan(
-    dataset="io-uring",
-    description="c-uring-multishot against c-uring, c-epoll and nginx: hello-world at 40 and 1,000 "
-                "keep-alive connections, and 16 pipelined requests per write at 40",
-    servers=("nginx", "c-epoll", "c-uring", "c-uring-multishot"),
-    points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),
-    smoke_points=(Point("wrk", 40, True), PIPELINED),
-)
-
-# 10,000 busy keep-alive connections against the models that stopped short of them in a
-# first check (c-select, c-fork, java-thread), with others beside them: who serves every
-# connection, and the kernel's evidence where one does not (accept queue overflows, resets,
-# the server's stderr). Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain needed.
-TEN_THOUSAND = Plan(
-    dataset="ten-thousand",
-    description="10,000 busy keep-alive connections (wrk, 5 s timeout) against c-select, c-poll, c-epoll, "
-                "c-uring-multishot, c-fork, c-thread, java-thread, java-vthread, java-netty and nginx",
-    servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring-multishot", "c-fork", "c-thread", "java-thread",
-             "java-vthread", "java-netty"),
-    points=(Point("wrk", 10_000, True),),
-    battery=False,
-    time_wait_drained=10**9,
-)
-
-PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000,
-                                IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND)}
+def __getattr__(name: str):
+    """The scale plans (many connections, busy and idle) live in scaleplans.py: plans.IDLE_CONNECTIONS finds them."""
+    from . import scaleplans
+    try:
+        return getattr(scaleplans, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def every() -> dict:
-    """Every plan by dataset, of every kind: HTTP and echo (here), open-loop (openrun.py)."""
+    """Every plan by dataset, of every kind: HTTP and echo (here), scale (scaleplans.py), open-loop (openrun.py)."""
     from .openrun import OPEN_PLANS
-    return {**PLANS, **ECHO_PLANS, **OPEN_PLANS}
+    from .scaleplans import SCALE_PLANS
+    return {**PLANS, **SCALE_PLANS, **ECHO_PLANS, **OPEN_PLANS}
 
 
 def get(name: str):

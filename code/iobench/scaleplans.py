@@ -1,0 +1,56 @@
+"""What the scale datasets measure: many connections, busy and idle (book/synthesis/many-connections.md).
+
+HTTP plans like those of plans.py, which finds them here (plans.IDLE_CONNECTIONS, plans.every()).
+"""
+from __future__ import annotations
+
+from . import manifest
+from .plans import JAVA_IDS, PIPELINED, Plan, Point
+
+# One connection at a time by design: a single idle connection stops them (book/c/blocking.md): not in the idle study.
+ONE_AT_A_TIME = ("c-sequential", "java-blocking")
+EVERY_MODEL = ("nginx",) + manifest.ids("C") + JAVA_IDS
+
+# N idle keep-alive connections (each answered once, then silent) beside 40 busy ones: what a connection costs a
+# model while it does nothing. One server process per repeat raises them 0 -> 1,000 -> 10,000 -> 100,000 (idle.py),
+# so memory per idle connection is measured against the same process at rest with none. No server drops an idle
+# connection here (--idle-timeout-s 0). Each level leaves its idle connections in TIME_WAIT (the holder closes
+# first): loopback reuses those ports (tcp_tw_reuse=2), and holders use addresses of their own: no drain.
+IDLE_LEVELS = (0, 1_000, 10_000, 100_000)
+IDLE_CONNECTIONS = Plan(
+    dataset="idle-connections",
+    description="every model but the one-at-a-time servers, and nginx: 40 busy keep-alive connections "
+                "measured while 0, 1,000, 10,000 and 100,000 idle keep-alive connections are held open",
+    servers=tuple(s for s in EVERY_MODEL if s not in ONE_AT_A_TIME),
+    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in IDLE_LEVELS),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000)),
+    battery=False,
+    idle_timeout_s=0,
+    time_wait_drained=10**9,
+)
+
+# io_uring as its authors advise against the first io_uring server and epoll, in one run: CPU per request.
+IO_URING = Plan(
+    dataset="io-uring",
+    description="c-uring-multishot against c-uring, c-epoll and nginx: hello-world at 40 and 1,000 "
+                "keep-alive connections, and 16 pipelined requests per write at 40",
+    servers=("nginx", "c-epoll", "c-uring", "c-uring-multishot"),
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),
+    smoke_points=(Point("wrk", 40, True), PIPELINED),
+)
+
+# 10,000 busy keep-alive connections against the models a first check saw stop short (c-select, c-fork, java-thread)
+# and others: who serves every connection, and the kernel's evidence where one does not (accept queue overflows,
+# resets, the server's stderr). Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain needed.
+TEN_THOUSAND = Plan(
+    dataset="ten-thousand",
+    description="10,000 busy keep-alive connections (wrk, 5 s timeout) against c-select, c-poll, c-epoll, "
+                "c-uring-multishot, c-fork, c-thread, java-thread, java-vthread, java-netty and nginx",
+    servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring-multishot", "c-fork", "c-thread", "java-thread",
+             "java-vthread", "java-netty"),
+    points=(Point("wrk", 10_000, True),),
+    battery=False,
+    time_wait_drained=10**9,
+)
+
+SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND)}
