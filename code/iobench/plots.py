@@ -209,7 +209,10 @@ def idle_memory(ds: Dataset, idle_conns: int):
     ax.set_xlabel("KiB of server memory (PSS) per idle connection, log scale")
     ax.legend(handles=[Line2D([], [], color="tab:blue", lw=6), Line2D([], [], color="tab:orange", lw=6)],
               labels=["C", "Java"], fontsize="small", loc="lower right")
-    return _finish(fig, ax, ds, f"Memory per idle connection, {idle_conns:,} held", Notes())
+    ax.set_title(f"Memory per idle connection, {idle_conns:,} held")  # its own legend: not _finish's
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
 
 
 def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_req",
