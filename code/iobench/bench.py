@@ -99,11 +99,14 @@ class HttpExperiment(Experiment):
         self.repeat = 0
 
     def points(self, profile: str):
+        self.servers = [manifest.get(s) for s in self.plan.servers_for(profile)]
         return tuple(p for p in self.plan.points_for(profile) if fits(p))
 
     def meta(self, run: Run) -> dict:
         skipped = [p for p in self.plan.points_for(run.profile.name) if not fits(p)]
-        return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points]},
+        measured_s, warmup_s = self.plan.timing(run.profile)
+        return {"plan": {"servers": [s.id for s in self.servers], "points": [asdict(p) for p in run.points],
+                         "measured_s": measured_s, "warmup_s": warmup_s},
                 "skipped_points": [{**asdict(p), "why": f"needs {descriptors(p):,} file descriptors in one "
                                     f"process; the limit here is {limits.nofile()['soft']:,} and this process "
                                     "may not raise it (CAP_SYS_RESOURCE)"} for p in skipped],
@@ -247,11 +250,12 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
     held = run.experiment.idle
     if held is not None:
         held.hold(point.idle_conns)
-    warm = load_spec(point, run.profile.warmup_s, warmup=True)
-    spec = load_spec(point, run.profile.duration_s)
+    measured_s, warmup_s = run.experiment.plan.timing(run.profile, point)
+    warm = load_spec(point, warmup_s, warmup=True)
+    spec = load_spec(point, measured_s)
     load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                 measured=run.client_prefix + driver.argv(spec, srv.url),
-                env=driver.env(spec), threads=spec.threads, timeout_s=run.profile.duration_s * 4 + 120)
+                env=driver.env(spec), threads=spec.threads, timeout_s=measured_s * 4 + 120)
     # in an idle study, the busy connections are told apart by their address (127.0.0.1)
     busy_from = "127.0.0.1" if held is not None else None
     m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),

@@ -20,6 +20,7 @@ class Point:
     threads: int = 1   # wrk: threads (the book pins wrk to one core, so 1 unless reproducing a source)
     pipeline: int = 1  # wrk: requests per write (16: TechEmpower's plaintext load, server-bound on 2 cores)
     idle_conns: int = 0  # idle keep-alive connections held open beside the load (idle.py)
+    measured_s: float = 0.0  # > 0: this point's measured seconds, instead of its plan's (at most the profile's)
 
     @property
     def mode(self) -> str:
@@ -49,6 +50,16 @@ class Plan:
     link_rtt_ms: float = 0.0          # > 0: servers sit behind an iom-delaylink with this round trip
     link_rate_mbit: float = 0.0       # and, > 0, this bandwidth
     idle_timeout_s: float | None = None  # the servers' --idle-timeout-s (None: their default; 0: never)
+    smoke_servers: tuple[str, ...] = ()  # smoke: only these (default: every server)
+    duration_s: float = 0.0           # > 0: measured seconds per repeat, at most the profile's
+    warmup_s: float = 0.0             # > 0: warm-up seconds per repeat, at most the profile's
+
+    def timing(self, profile, point: Point | None = None) -> tuple[float, float]:
+        """(measured, warm-up) seconds of one repeat of `point` under `profile`: a plan (or a point) may ask
+        for less than the profile, never more."""
+        cap = lambda mine, theirs: min(mine, theirs) if mine > 0 else theirs  # noqa: E731
+        measured = point.measured_s if point is not None and point.measured_s else self.duration_s
+        return cap(measured, profile.duration_s), cap(self.warmup_s, profile.warmup_s)
 
     @property
     def holds_idle(self) -> bool:
@@ -60,8 +71,11 @@ class Plan:
             return self.smoke_points or tuple(dict.fromkeys((self.points[0], self.points[-1])))
         return self.points
 
+    def servers_for(self, profile: str) -> tuple[str, ...]:
+        return self.smoke_servers if profile == "smoke" and self.smoke_servers else self.servers
+
     def only(self, servers) -> "Plan":
-        return dataclasses.replace(self, servers=tuple(servers))
+        return dataclasses.replace(self, servers=tuple(servers), smoke_servers=())
 
     def experiment(self, with_battery: bool | None = None):
         """What measures it (runner.run's experiment)."""

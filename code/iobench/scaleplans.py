@@ -53,4 +53,31 @@ TEN_THOUSAND = Plan(
     time_wait_drained=10**9,
 )
 
-SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND)}
+# Every model side by side, in one run so that each is read against nginx in the same time window
+# (book/synthesis/side-by-side.md): hello-world keep-alive from 1 to 10,000 connections, a new connection per
+# request at 100 and 1,000, 20 ms of work at 40 and 1,000, and the pipelined load that makes the server the
+# bottleneck. 24 servers x 9 points x 3 repeats is 640 wrk runs: at the full profile's 10 s (+2 s warm-up) the run
+# takes over two hours, so each repeat measures 4 s after a 1 s warm-up (still 10^4 to 10^6 requests per run),
+# but 10 s at 10,000 connections: a SYN the full accept queue drops is sent again 1 s and 3 s later, and every
+# connection must have had the time to be answered.
+# Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain.
+_SCALE_POINTS = (tuple(Point("wrk", c, True) for c in (1, 100, 1000)) + (Point("wrk", 10_000, True, measured_s=10.0),)
+                 + tuple(Point("wrk", c, False) for c in (100, 1000))
+                 + tuple(Point("wrk", c, True, work_ms=20.0) for c in (40, 1000))
+                 + (PIPELINED,))
+SCALE = Plan(
+    dataset="scale",
+    description="every C and Java server and nginx in one run: hello-world keep-alive at 1, 100, 1,000 and "
+                "10,000 connections, Connection: close at 100 and 1,000, 20 ms of work at 40 and 1,000, "
+                "and 16 pipelined requests per write at 40",
+    servers=EVERY_MODEL,
+    points=_SCALE_POINTS,
+    smoke_points=_SCALE_POINTS,  # the chapter reads every point
+    smoke_servers=("nginx", "c-epoll", "c-thread", "java-netty"),  # the smoke book build: 4 models
+    battery=False,
+    time_wait_drained=10**9,
+    duration_s=4.0,
+    warmup_s=1.0,
+)
+
+SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND, SCALE)}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iobench import dataset, limits, plans, runner
+from iobench import dataset, limits, manifest, plans, runner
 from iobench import idle as idle_mod
 from iobench.idle import IDLE_BIN, parse_line
 from iobench.manifest import CODE
@@ -123,3 +123,34 @@ def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that
     assert not df.loc[200, "ok"]
     assert df.loc[200, "failure"].startswith("not measured: the server stopped answering at 100 idle connections")
     assert "36 unanswered" in df.loc[200, "failure"]
+
+
+def test_the_scale_plan_runs_every_model_in_one_run_up_to_10000_connections():
+    plan = plans.get("scale")
+    assert set(plan.servers) == {"nginx", *manifest.ids("C"), *manifest.ids("Java")}
+    assert max(p.connections for p in plan.points if p.keepalive) == 10_000
+    assert {p.connections for p in plan.points if not p.keepalive} == {100, 1000}
+    assert plans.PIPELINED in plan.points
+
+
+def test_a_plan_may_measure_for_less_than_its_profile_never_more():
+    from iobench.profiles import PROFILES
+    plan = plans.get("scale")
+    assert plan.timing(PROFILES["full"]) == (4.0, 1.0)
+    assert plan.timing(PROFILES["smoke"]) == (1.0, 0.5)  # the smoke profile's shorter runs win
+    ten_thousand = next(p for p in plan.points if p.connections == 10_000)
+    assert plan.timing(PROFILES["full"], ten_thousand) == (10.0, 1.0)  # time for SYNs sent again to be answered
+    assert plan.timing(PROFILES["smoke"], ten_thousand) == (1.0, 0.5)
+    assert plans.get("c-servers").timing(PROFILES["full"]) == (10.0, 2.0)  # no override: the profile's
+
+
+def test_a_smoke_run_measures_only_the_smoke_servers_and_a_full_one_every_server():
+    ex = plans.get("scale").experiment()
+    ex.points("smoke")
+    assert [s.id for s in ex.servers] == ["nginx", "c-epoll", "c-thread", "java-netty"]
+    ex.points("full")
+    assert len(ex.servers) == len(plans.get("scale").servers)
+    # a run of chosen servers is those servers, under every profile
+    only = plans.experiment("scale", servers=("c-poll",))
+    only.points("smoke")
+    assert [s.id for s in only.servers] == ["c-poll"]
