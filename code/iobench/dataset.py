@@ -145,9 +145,11 @@ def reader(name: str):
     return plan.reader() if plan is not None else load
 
 
-def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:
+def obtain(name: str, profile: str | None = None, reuse: bool = False, **run_kwargs) -> Dataset:
     """What a notebook cell calls: replay data/<name>, or measure it under smoke/full.
-    An echo dataset comes back as an echo.EchoDataset."""
+    An echo dataset comes back as an echo.EchoDataset. reuse: a page that reads another
+    page's dataset takes, under smoke, the capture that page already made of this very
+    commit (a book build runs both) instead of measuring it again."""
     profile = profile or current()
     read = reader(name)
     if profile == "replay":
@@ -158,6 +160,21 @@ def obtain(name: str, profile: str | None = None, **run_kwargs) -> Dataset:
                 f"    python -m iobench run {name} --profile full\n"
                 f"or show a brief live run with IOBENCH_PROFILE=smoke.")
         return read(path, "replay")
+    if reuse and profile == "smoke" and (earlier := _smoke_capture_of_this_commit(name)) is not None:
+        return read(earlier, profile)
     from .runner import run
 
     return read(run(plans.experiment(name), profile, **run_kwargs), profile)
+
+
+def _smoke_capture_of_this_commit(name: str) -> Path | None:
+    """The scratch folder of a smoke run of `name` made from the commit checked out now, if any."""
+    from .metadata import git
+    from .profiles import PROFILES
+
+    path = PROFILES["smoke"].dest(name)
+    try:
+        made_from = json.loads((path / "meta.json").read_text())["git"]["commit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return path if made_from is not None and made_from == git()["commit"] else None

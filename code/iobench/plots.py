@@ -6,6 +6,12 @@ say that hollow means "generator-bound": there, the number measures wrk or ab as
 as the server. A point where some connection never got an answer (unserved: wrk
 counts only what completes, so its numbers describe the connections that were served)
 is crossed out, and the legend and caption say so.
+
+Every server keeps one colour and one marker in every figure of the book (style): a C
+server is a circle, a Java one a square, an echo server a diamond, and a Java server
+takes the colour of the C server of the same model (java-thread that of c-thread), so a
+model looks alike in both languages; the baselines are nginx's black star and python's
+grey plus.
 """
 from __future__ import annotations
 
@@ -16,6 +22,44 @@ from .dataset import Dataset
 
 plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
                      "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
+
+# Distinct hues (matplotlib's tab10, then Dark2's and tab20's darker ones), in the order servers claim them.
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+            "#17becf", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#393b79",
+            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a")
+_BASELINES = {"nginx": ("black", "*"), "python-http-server": ("dimgrey", "P")}
+# A Java server drawn in the colour of the C server of the same model (the others get their own).
+_SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java-threadpool": "c-threadpool",
+               "java-nio": "c-epoll", "java-nio-multi": "c-epoll-reuseport", "java-nio2": "c-uring",
+               "java-vthread": "c-coroutine"}
+_MARKERS = {"C": "o", "Java": "s"}
+
+
+def _styles() -> dict[str, tuple[str, str]]:
+    from . import manifest
+
+    styles = dict(_BASELINES)
+    hues = iter(_PALETTE)
+    for sid in manifest.ids("C"):
+        styles[sid] = (next(hues), _MARKERS["C"])
+    for sid in manifest.ids("Java") + tuple(s[0] for s in manifest.JAVA_SEED_SERVERS):
+        twin = _SAME_MODEL.get(sid)
+        styles[sid] = (styles[twin][0] if twin else next(hues), _MARKERS["Java"])
+    for sid in manifest.ECHO_SERVERS:
+        styles[sid] = (next(hues), "D")
+    return styles
+
+
+def style(server: str) -> dict:
+    """The colour and marker `server` has in every figure: plot(..., **style(server))."""
+    global _STYLES
+    if _STYLES is None:
+        _STYLES = _styles()
+    color, marker = _STYLES.get(server, ("grey", "x"))
+    return {"color": color, "marker": marker}
+
+
+_STYLES: dict[str, tuple[str, str]] | None = None
 
 
 def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):
@@ -54,9 +98,10 @@ def _hollow(ax, x, y, g, color, marker="o") -> Notes:
     return notes
 
 
-def _draw(ax, x, y, lo, hi, g, label, marker="o") -> Notes:
-    line = ax.errorbar(x, y, yerr=[y - lo, hi - y], marker=marker, capsize=3, label=label)
-    return _hollow(ax, x, y, g, line[0].get_color(), marker)
+def _draw(ax, x, y, lo, hi, g, server) -> Notes:
+    look = style(server)
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], capsize=3, label=server, **look)
+    return _hollow(ax, x, y, g, look["color"], look["marker"])
 
 
 def _legend(ax, notes: Notes):
@@ -110,8 +155,8 @@ def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: fl
     notes = Notes()
     for server, g in _series(ds, tool, mode, work_ms):
         x = g["connections"]
-        line = ax.plot(x, g["p50_ms"], marker="o", label=f"{server} p50")
-        color = line[0].get_color()
+        color = style(server)["color"]
+        ax.plot(x, g["p50_ms"], marker="o", color=color, label=f"{server} p50")
         ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
                     marker="^", linestyle="--", color=color, capsize=3, label=f"{server} p99")
         notes |= _hollow(ax, x, g["p50_ms"], g, color, "o")
@@ -145,10 +190,11 @@ def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work
     mem, mem_label = ("pss_mib", "peak PSS (MiB)") if s["pss_mib"].notna().any() else ("rss_mib", "peak RSS (MiB)")
     for server, g in _series(ds, tool, mode, work_ms):
         x = g["connections"]
-        color = ax1.plot(x, g[mem], marker="o", label=server)[0].get_color()
-        ax2.plot(x, g["threads"], marker="o", color=color, label=server)
-        notes |= _hollow(ax1, x, g[mem], g, color)
-        _hollow(ax2, x, g["threads"], g, color)
+        look = style(server)
+        ax1.plot(x, g[mem], label=server, **look)
+        ax2.plot(x, g["threads"], label=server, **look)
+        notes |= _hollow(ax1, x, g[mem], g, look["color"], look["marker"])
+        _hollow(ax2, x, g["threads"], g, look["color"], look["marker"])
     for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
         ax.set_xscale("log")
         ax.set_xlabel("concurrent connections")
@@ -202,14 +248,11 @@ def idle_memory(ds: Dataset, idle_conns: int):
     y = range(len(s))
     mid = s["pss_per_idle_kib"].values
     err = [mid - s["pss_per_idle_kib_min"].values, s["pss_per_idle_kib_max"].values - mid]
-    colors = ["tab:blue" if lang == "C" else "tab:orange" for lang in s["lang"]]
-    ax.barh(list(y), mid, xerr=err, color=colors, capsize=2)
-    ax.set_yticks(list(y), s["server"])
+    ax.barh(list(y), mid, xerr=err, color=[style(sid)["color"] for sid in s["server"]], capsize=2)
+    ax.set_yticks(list(y), [f"{sid} ({lang})" for sid, lang in zip(s["server"], s["lang"])])
     ax.set_xscale("log")
     ax.set_xlabel("KiB of server memory (PSS) per idle connection, log scale")
-    ax.legend(handles=[Line2D([], [], color="tab:blue", lw=6), Line2D([], [], color="tab:orange", lw=6)],
-              labels=["C", "Java"], fontsize="small", loc="lower right")
-    ax.set_title(f"Memory per idle connection, {idle_conns:,} held")  # its own legend: not _finish's
+    ax.set_title(f"Memory per idle connection, {idle_conns:,} held")  # no legend: each bar is named
     _caption(fig, ds, Notes())
     fig.tight_layout()
     return fig
@@ -226,10 +269,45 @@ def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_re
         if g.empty:
             continue
         x = g["idle_conns"].values
-        line = ax.plot(x, g[column].values, marker="o", label=server)
-        notes |= _hollow(ax, x, g[column].values, g, line[0].get_color())
+        look = style(server)
+        ax.plot(x, g[column].values, label=server, **look)
+        notes |= _hollow(ax, x, g[column].values, g, look["color"], look["marker"])
     ax.set_xscale("symlog", linthresh=1000)
     ax.set_xlabel("idle connections held (symmetric log scale)")
     ax.set_ylabel(label)
     ax.set_ylim(bottom=0)
     return _finish(fig, ax, ds, f"40 busy connections beside idle ones: {label}", notes)
+
+
+def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx", title: str = ""):
+    """Every server's cost against `baseline`'s in the same run, one column per measure of
+    `table` (indexed by server): the cell divided by the baseline's, or for a measure where
+    more is better (`higher_better`) the baseline's divided by the cell's, so every cell reads
+    "times the baseline's cost": below 1 (green) cheaper, above 1 (red) dearer, on a log
+    scale clipped at 16 times either way. Blank where a server has no value; server names in
+    their colours."""
+    import numpy as np
+
+    base = table.loc[baseline]
+    ratios = table.copy()
+    for col in table.columns:
+        ratios[col] = base[col] / table[col] if col in higher_better else table[col] / base[col]
+    ratios = ratios.astype(float).replace([np.inf, -np.inf], np.nan)
+    logs = np.log2(ratios.clip(lower=1 / 16, upper=16))
+    fig, ax = plt.subplots(figsize=(0.95 * len(table.columns) + 3, 0.3 * len(table) + 2.2))
+    image = ax.imshow(logs.values, cmap="RdYlGn_r", vmin=-4, vmax=4, aspect="auto")
+    for (i, j), r in np.ndenumerate(ratios.values):
+        if r == r:
+            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(table.columns)), table.columns, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(table)), table.index, fontsize=8)
+    for label in ax.get_yticklabels():
+        label.set_color(style(label.get_text())["color"])
+    ax.grid(False)
+    bar = fig.colorbar(image, ax=ax, ticks=range(-4, 5), shrink=0.8)
+    bar.ax.set_yticklabels(["1/16", "1/8", "1/4", "1/2", "1", "2", "4", "8", "16"])
+    bar.set_label(f"times {baseline}'s cost (log scale)")
+    ax.set_title(title or f"Against {baseline}, in the same run")
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig

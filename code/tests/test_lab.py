@@ -1,0 +1,58 @@
+"""What the exercise cells stand on: iobench.lab starts a server, loads it with the book's
+closed-loop generator and reads the server's CPU; and a page that reads another page's
+dataset under smoke reuses that page's capture of the same commit instead of measuring again."""
+import json
+import shutil
+
+import pytest
+
+from iobench import dataset, lab, metadata, profiles, runner
+from iobench.profiles import DATA
+
+
+def test_a_closed_loop_against_a_lab_server_counts_requests_connections_and_server_cpu():
+    with lab.server("c-epoll") as srv, lab.cpu_of(srv) as used:
+        run = lab.closed_loop(srv.port, connections=20, seconds=1)
+    assert run["ok"] > 100 and run["conns_served"] == 20
+    assert used.seconds > 0 and 0 < used.us_per(run["ok"]) < 10_000
+
+
+def test_without_keep_alive_every_request_is_a_new_connection_and_costs_more():
+    per = {}
+    for close in (False, True):
+        with lab.server("c-epoll") as srv, lab.cpu_of(srv) as used:
+            run = lab.closed_loop(srv.port, connections=10, seconds=1, close=close)
+        assert run["ok"] > 100
+        per[close] = used.us_per(run["ok"])
+    assert per[True] > per[False]  # an accept, a handshake and a teardown per request
+
+
+def test_a_generator_that_prints_nothing_is_an_error_not_a_none():
+    with pytest.raises(RuntimeError, match="OPENLOOP"):
+        lab.closed_loop(8080, connections=0, seconds=0.2)  # iom-openloop refuses 0 connections
+
+
+def _capture(tmp_path, monkeypatch, commit):
+    monkeypatch.setattr(profiles, "SCRATCH", tmp_path)
+    dest = profiles.PROFILES["smoke"].dest("io-uring")
+    shutil.copytree(DATA / "io-uring", dest)
+    meta = json.loads((dest / "meta.json").read_text())
+    meta["git"]["commit"] = commit
+    (dest / "meta.json").write_text(json.dumps(meta))
+    return dest
+
+
+def test_a_smoke_capture_of_this_commit_is_reused_when_asked(tmp_path, monkeypatch):
+    dest = _capture(tmp_path, monkeypatch, metadata.git()["commit"])
+    monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("measured again"))
+    assert dataset.obtain("io-uring", "smoke", reuse=True).path == dest
+
+
+def test_a_capture_of_another_commit_or_an_unasked_reuse_measures_again(tmp_path, monkeypatch):
+    _capture(tmp_path, monkeypatch, "0" * 40)
+    calls = []
+    monkeypatch.setattr(runner, "run", lambda *a, **k: calls.append(a) or DATA / "io-uring")
+    dataset.obtain("io-uring", "smoke", reuse=True)
+    _capture(tmp_path / "again", monkeypatch, metadata.git()["commit"])
+    dataset.obtain("io-uring", "smoke")
+    assert len(calls) == 2
