@@ -168,13 +168,16 @@ def obtain(name: str, profile: str | None = None, reuse: bool = False, **run_kwa
 
 
 def _smoke_capture_of_this_commit(name: str) -> Path | None:
-    """The scratch folder of a smoke run of `name` made from the commit checked out now, if any."""
+    """The scratch folder of a smoke run of `name` made from the commit checked out now, if any: both
+    trees clean, so that the commit names the code that measured (an edit since would be measured again)."""
     from .metadata import git
     from .profiles import PROFILES
 
     path = PROFILES["smoke"].dest(name)
     try:
-        made_from = json.loads((path / "meta.json").read_text())["git"]["commit"]
+        made_from = json.loads((path / "meta.json").read_text())["git"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return path if made_from is not None and made_from == git()["commit"] else None
+    now = git()
+    same = made_from.get("commit") is not None and made_from.get("commit") == now["commit"]
+    return path if same and made_from.get("dirty") is False and now["dirty"] is False else None

@@ -51,7 +51,7 @@ class OpenPlan:
     points: tuple[OpenPoint, ...]
     smoke_points: tuple[OpenPoint, ...]
     smoke_servers: tuple[str, ...] = ()  # smoke: only these (default: all)
-    duration_s: float = 4.0              # measured seconds per point (at most the profile's)
+    measured_s: float = 4.0              # measured seconds per point (at most the profile's)
     warmup_s: float = 1.0                # warm-up seconds per point (at most the profile's)
 
     def points_for(self, profile: str) -> tuple[OpenPoint, ...]:
@@ -134,11 +134,14 @@ class OpenExperiment(Experiment):
         return self.plan.points_for(profile)
 
     def duration(self, run: Run) -> float:
-        return min(run.profile.duration_s, self.plan.duration_s)
+        return run.profile.timing(self.plan.measured_s, self.plan.warmup_s)[0]
+
+    def warmup(self, run: Run) -> float:
+        return run.profile.timing(self.plan.measured_s, self.plan.warmup_s)[1]
 
     def meta(self, run: Run) -> dict:
         return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
-                         "measured_s": self.duration(run)},
+                         "measured_s": self.duration(run), "warmup_s": self.warmup(run)},
                 "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers}}
 
     def _units(self, points) -> list[Unit]:
@@ -165,12 +168,12 @@ class OpenExperiment(Experiment):
                                 duration_s=self.duration(run), timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
         driver = drivers.get(point.tool)
-        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": min(run.profile.warmup_s, self.plan.warmup_s),
+        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": self.warmup(run),
                                    "hist": ""})
         load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                     measured=run.client_prefix + driver.argv(spec, srv.url),
                     timeout_s=self.duration(run) * 2 + point.timeout_s + 60)
-        m = run.measure_load(srv, stem, load, warmup_s=min(run.profile.warmup_s, self.plan.warmup_s))
+        m = run.measure_load(srv, stem, load, warmup_s=self.warmup(run))
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would

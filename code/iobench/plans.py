@@ -51,15 +51,14 @@ class Plan:
     link_rate_mbit: float = 0.0       # and, > 0, this bandwidth
     idle_timeout_s: float | None = None  # the servers' --idle-timeout-s (None: their default; 0: never)
     smoke_servers: tuple[str, ...] = ()  # smoke: only these (default: every server)
-    duration_s: float = 0.0           # > 0: measured seconds per repeat, at most the profile's
+    measured_s: float = 0.0           # > 0: measured seconds per repeat, at most the profile's
     warmup_s: float = 0.0             # > 0: warm-up seconds per repeat, at most the profile's
 
     def timing(self, profile, point: Point | None = None) -> tuple[float, float]:
         """(measured, warm-up) seconds of one repeat of `point` under `profile`: a plan (or a point) may ask
         for less than the profile, never more."""
-        cap = lambda mine, theirs: min(mine, theirs) if mine > 0 else theirs  # noqa: E731
-        measured = point.measured_s if point is not None and point.measured_s else self.duration_s
-        return cap(measured, profile.duration_s), cap(self.warmup_s, profile.warmup_s)
+        measured = point.measured_s if point is not None and point.measured_s else self.measured_s
+        return profile.timing(measured, self.warmup_s)
 
     @property
     def holds_idle(self) -> bool:
@@ -214,10 +213,12 @@ def __getattr__(name: str):
 
 
 def every() -> dict:
-    """Every plan by dataset, of every kind: HTTP and echo (here), scale (scaleplans.py), open-loop (openrun.py)."""
+    """Every plan by dataset, of every kind: HTTP and echo (here), scale (scaleplans.py), open-loop (openrun.py),
+    HTTP clients (clientrun.py)."""
+    from .clientrun import CLIENT_PLANS
     from .openrun import OPEN_PLANS
     from .scaleplans import SCALE_PLANS
-    return {**PLANS, **SCALE_PLANS, **ECHO_PLANS, **OPEN_PLANS}
+    return {**PLANS, **SCALE_PLANS, **ECHO_PLANS, **OPEN_PLANS, **CLIENT_PLANS}
 
 
 def get(name: str):

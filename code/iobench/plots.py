@@ -15,6 +15,8 @@ grey plus.
 """
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 from matplotlib.lines import Line2D
 
@@ -35,7 +37,9 @@ _SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java
 _MARKERS = {"C": "o", "Java": "s"}
 
 
+@functools.cache
 def _styles() -> dict[str, tuple[str, str]]:
+    """Every server's (colour, marker), assigned once in manifest order."""
     from . import manifest
 
     styles = dict(_BASELINES)
@@ -52,14 +56,8 @@ def _styles() -> dict[str, tuple[str, str]]:
 
 def style(server: str) -> dict:
     """The colour and marker `server` has in every figure: plot(..., **style(server))."""
-    global _STYLES
-    if _STYLES is None:
-        _STYLES = _styles()
-    color, marker = _STYLES.get(server, ("grey", "x"))
+    color, marker = _styles().get(server, ("grey", "x"))
     return {"color": color, "marker": marker}
-
-
-_STYLES: dict[str, tuple[str, str]] | None = None
 
 
 def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):

@@ -28,6 +28,12 @@ class Profile:
     quiet_wait_s: float    # how long to wait for a quiet machine before measuring
     time_wait_max_s: float  # how long to wait for TIME_WAIT sockets to drain between servers
 
+    def timing(self, measured_s: float = 0.0, warmup_s: float = 0.0) -> tuple[float, float]:
+        """(measured, warm-up) seconds of one repeat for a plan that asks for `measured_s` and `warmup_s`
+        (0: the profile's): a plan may ask for less than its profile, never more."""
+        cap = lambda mine, theirs: min(mine, theirs) if mine > 0 else theirs  # noqa: E731
+        return cap(measured_s, self.duration_s), cap(warmup_s, self.warmup_s)
+
     def dest(self, dataset: str) -> Path:
         return (DATA if self.name == "full" else SCRATCH / self.name) / dataset
 

@@ -24,6 +24,9 @@ IDLE_CONNECTIONS = Plan(
     servers=tuple(s for s in EVERY_MODEL if s not in ONE_AT_A_TIME),
     points=tuple(Point("wrk", 40, True, idle_conns=n) for n in IDLE_LEVELS),
     smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000)),
+    # smoke: the servers book/synthesis/many-connections.md names (side-by-side shows "n/a" for the others)
+    smoke_servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring", "c-uring-multishot", "c-coroutine", "c-thread",
+                   "c-fork", "java-nio", "java-thread", "java-vthread", "java-netty", "java-mina"),
     battery=False,
     idle_timeout_s=0,
     time_wait_drained=10**9,
@@ -76,7 +79,7 @@ SCALE = Plan(
     smoke_servers=("nginx", "c-epoll", "c-thread", "java-netty"),  # the smoke book build: 4 models
     battery=False,
     time_wait_drained=10**9,
-    duration_s=4.0,
+    measured_s=4.0,
     warmup_s=1.0,
 )
 

@@ -32,27 +32,37 @@ def test_a_generator_that_prints_nothing_is_an_error_not_a_none():
         lab.closed_loop(8080, connections=0, seconds=0.2)  # iom-openloop refuses 0 connections
 
 
-def _capture(tmp_path, monkeypatch, commit):
+HEAD = "1" * 40
+
+
+def _capture(tmp_path, monkeypatch, commit, dirty=False, now_dirty=False):
+    """A smoke capture of io-uring made from `commit` (`dirty`), with HEAD checked out now (`now_dirty`)."""
     monkeypatch.setattr(profiles, "SCRATCH", tmp_path)
+    monkeypatch.setattr(metadata, "git", lambda: {"commit": HEAD, "dirty": now_dirty})
     dest = profiles.PROFILES["smoke"].dest("io-uring")
     shutil.copytree(DATA / "io-uring", dest)
     meta = json.loads((dest / "meta.json").read_text())
-    meta["git"]["commit"] = commit
+    meta["git"] = {"commit": commit, "dirty": dirty}
     (dest / "meta.json").write_text(json.dumps(meta))
     return dest
 
 
 def test_a_smoke_capture_of_this_commit_is_reused_when_asked(tmp_path, monkeypatch):
-    dest = _capture(tmp_path, monkeypatch, metadata.git()["commit"])
+    dest = _capture(tmp_path, monkeypatch, HEAD)
     monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("measured again"))
     assert dataset.obtain("io-uring", "smoke", reuse=True).path == dest
 
 
-def test_a_capture_of_another_commit_or_an_unasked_reuse_measures_again(tmp_path, monkeypatch):
-    _capture(tmp_path, monkeypatch, "0" * 40)
+@pytest.mark.parametrize("commit, dirty, now_dirty, reuse", [
+    ("0" * 40, False, False, True),   # another commit
+    (HEAD, True, False, True),        # this commit, but measured with edits on top
+    (HEAD, False, True, True),        # this commit, but edited since
+    (HEAD, False, False, False),      # reuse not asked for
+])
+def test_a_capture_that_may_not_be_this_code_or_an_unasked_reuse_measures_again(
+        tmp_path, monkeypatch, commit, dirty, now_dirty, reuse):
+    _capture(tmp_path, monkeypatch, commit, dirty, now_dirty)
     calls = []
     monkeypatch.setattr(runner, "run", lambda *a, **k: calls.append(a) or DATA / "io-uring")
-    dataset.obtain("io-uring", "smoke", reuse=True)
-    _capture(tmp_path / "again", monkeypatch, metadata.git()["commit"])
-    dataset.obtain("io-uring", "smoke")
-    assert len(calls) == 2
+    dataset.obtain("io-uring", "smoke", reuse=reuse)
+    assert len(calls) == 1

@@ -23,7 +23,7 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
     # c-epoll with 20 ms of work at 10 connections: Little's bound is 500 requests per second
     points = (OpenPoint("openloop", "closed", 10, 20.0), OpenPoint("openloop", "open", 10, 20.0, fraction=0.5),
               OpenPoint("openloop", "open", 10, 20.0, fraction=2.0, timeout_s=0.5))
-    plan = OpenPlan("tiny-open", "a test plan", ("c-epoll",), points, points, duration_s=1.0, warmup_s=0.2)
+    plan = OpenPlan("tiny-open", "a test plan", ("c-epoll",), points, points, measured_s=1.0, warmup_s=0.2)
     path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-open", progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     closed, half, double = rows

@@ -1,6 +1,7 @@
 """Captured data is written atomically and never overwritten unless asked; a failed run
 leaves earlier data untouched; every CSV number can be re-derived from its raw output."""
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from iobench import drivers, manifest, plans
+from iobench import drivers, manifest, plans, profiles
 from iobench.bench import run_plan
 from iobench.dataset import load
 from iobench.lifecycle import ServerError, free_port, port_is_listening
@@ -123,7 +124,11 @@ def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_
     assert "smoke profile" in ds.caption()
 
 
-def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, test_servers):
+def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, test_servers, monkeypatch):
+    # the full profile's own rules (it writes into the dataset, refuses to overwrite it), without its
+    # minutes of waiting for a quiet machine and for TIME_WAIT sockets to drain
+    full = profiles.PROFILES["full"]
+    monkeypatch.setitem(profiles.PROFILES, "full", dataclasses.replace(full, quiet_wait_s=0.5, time_wait_max_s=1.0))
     dest = tmp_path / "tiny"
     run_plan(PLAN, "smoke", dest=dest, progress=lambda m: None, with_battery=False)
     before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}

@@ -65,13 +65,14 @@ def test_the_idle_study_is_ordered_and_never_lets_a_server_drop_an_idle_connecti
     assert [p.idle_conns for p in plan.points] == sorted(p.idle_conns for p in plan.points)
     assert plan.points[0].idle_conns == 0 and plan.points[-1].idle_conns == 100_000
     assert not set(plans.ONE_AT_A_TIME) & set(plan.servers)
+    assert set(plan.smoke_servers) < set(plan.servers)
 
 
 @pytest.fixture(scope="module")
 def idle_run(tmp_path_factory):
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
     assert IDLE_BIN.exists()
-    plan = dataclasses.replace(plans.IDLE_CONNECTIONS, dataset="tiny-idle", servers=("c-epoll", "c-thread"),
+    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-epoll", "c-thread")), dataset="tiny-idle",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 1500)))
     said = []
     path = runner.run(plan.experiment(), "smoke", dest=tmp_path_factory.mktemp("idle") / "tiny-idle",
@@ -114,7 +115,7 @@ def pd_isnan(x) -> bool:
 def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that_point(tmp_path, monkeypatch):
     # A pool of 64 threads, each held by an idle connection that never closes: the 65th
     # connection is never answered, nor are the busy ones; the next level is not run.
-    plan = dataclasses.replace(plans.IDLE_CONNECTIONS, dataset="tiny-pool", servers=("c-threadpool",),
+    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-threadpool",)), dataset="tiny-pool",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 100, 200)))
     path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
     df = dataset.load(path, "smoke").df.set_index("idle_conns")
