@@ -1,0 +1,53 @@
+package iom.clients;
+
+import java.io.InterruptedIOException;
+import java.net.http.HttpTimeoutException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * How a request ended, counted alike for every client: each library reports a timeout or a
+ * refusal with exceptions of its own, and {@link #of} names them once, here.
+ */
+public enum Outcome {
+    /** a 2xx response, body read. */
+    OK,
+    /** a response, not 2xx. */
+    NON_2XX,
+    /** no response within the timeout (waiting for a connection included). */
+    TIMEOUT,
+    /** refused by the client itself: a full queue, no connection allowed. */
+    REJECTED,
+    /** anything else: a reset, a refused connection, a protocol error. */
+    ERROR;
+
+    public static Outcome of(Driver.Response r) {
+        return r.status() / 100 == 2 ? OK : NON_2XX;
+    }
+
+    public static Outcome of(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof CompletionException || c instanceof ExecutionException) {
+                continue;
+            }
+            if (c instanceof TimeoutException || c instanceof HttpTimeoutException
+                    || c instanceof java.net.SocketTimeoutException
+                    || (c instanceof InterruptedIOException && String.valueOf(c.getMessage()).contains("timeout"))) {
+                return TIMEOUT;
+            }
+            String name = c.getClass().getSimpleName();
+            String message = String.valueOf(c.getMessage());
+            if (c instanceof RejectedExecutionException || name.equals("TooManyConnectionsException")
+                    || message.startsWith("Max requests queued")) {
+                return REJECTED;
+            }
+            if (c instanceof CancellationException) {
+                return TIMEOUT; // the drivers cancel a request only when its timeout fires
+            }
+        }
+        return ERROR;
+    }
+}

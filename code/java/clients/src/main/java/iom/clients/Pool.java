@@ -1,0 +1,32 @@
+package iom.clients;
+
+import java.time.Duration;
+
+/**
+ * The knobs every driver sets alike: at most {@code connections} connections to the server (and so
+ * at most that many requests in flight on HTTP/1.1), {@code ioThreads} threads waiting on sockets
+ * where the client has such threads, and one {@code timeout} for a whole request, queueing for a
+ * connection included. {@link #SHIPPED} leaves every client as its library ships it instead.
+ */
+public record Pool(int connections, int ioThreads, Duration timeout) {
+    /** Each client's own defaults, untouched (the drivers still pin HTTP/1.1). */
+    public static final Pool SHIPPED = new Pool(0, 0, Duration.ZERO);
+
+    public Pool {
+        if (connections < 0 || ioThreads < 0 || timeout.isNegative()) {
+            throw new IllegalArgumentException("connections, ioThreads and timeout must be >= 0: " + connections
+                    + ", " + ioThreads + ", " + timeout);
+        }
+    }
+
+    public static Pool of(int connections, int ioThreads, Duration timeout) {
+        if (connections < 1 || ioThreads < 1 || timeout.isZero()) {
+            throw new IllegalArgumentException("a pool needs connections >= 1, ioThreads >= 1 and a timeout > 0");
+        }
+        return new Pool(connections, ioThreads, timeout);
+    }
+
+    public boolean shipped() {
+        return connections == 0;
+    }
+}
