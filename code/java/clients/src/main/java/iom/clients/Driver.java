@@ -1,5 +1,6 @@
 package iom.clients;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.concurrent.CompletableFuture;
 
@@ -17,10 +18,12 @@ public interface Driver extends AutoCloseable {
 
     /**
      * Sends GET uri; completes with the response once its body is read, or exceptionally with the
-     * client's own exception (see {@link Outcome#of} for how the book counts it).
+     * client's own exception (see {@link Outcome#of} for how the book counts it), or with a
+     * {@link java.util.concurrent.TimeoutException} once the pool's timeout has passed since this
+     * call (see {@link Pool#bound}); the request is then aborted.
      */
     CompletableFuture<Response> get(URI uri);
 
     @Override
-    void close() throws Exception;
+    void close() throws IOException;
 }

@@ -7,7 +7,6 @@ import java.net.http.HttpResponse;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The JDK's HttpClient: one selector thread waits on every socket, and an executor runs what
@@ -24,14 +23,16 @@ final class JdkDriver implements Driver {
 
     JdkDriver(Pool pool) {
         this.pool = pool;
-        HttpClient.Builder builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
+        HttpClient.Builder builder = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1); // shipped HTTP_2 (an h2c upgrade on http://)
         if (pool.shipped()) {
             executor = null;
             limiter = null;
         } else {
-            executor = Executors.newFixedThreadPool(pool.ioThreads());
+            executor = Executors.newFixedThreadPool(pool.ioThreads()); // shipped: a cached pool, unbounded
             limiter = new Limiter(pool.connections());
-            builder.executor(executor).connectTimeout(pool.timeout());
+            builder.executor(executor)
+                    .connectTimeout(pool.timeout()); // shipped: none
         }
         client = builder.build();
     }
@@ -43,26 +44,22 @@ final class JdkDriver implements Driver {
 
     @Override
     public CompletableFuture<Response> get(URI uri) {
-        if (limiter == null) {
-            return send(uri);
-        }
-        long ms = pool.timeout().toMillis();
-        return limiter.acquire().orTimeout(ms, TimeUnit.MILLISECONDS)
-                .thenCompose(free -> send(uri).whenComplete((r, e) -> limiter.release()));
+        CompletableFuture<HttpResponse<byte[]>> done = limiter == null ? send(uri) : limiter.submit(() -> send(uri));
+        return pool.bound(done).thenApply(r -> new Response(r.statusCode(), r.body().length));
     }
 
-    private CompletableFuture<Response> send(URI uri) {
+    /** sendAsync's own future: {@code cancel(true)} aborts the exchange (JDK 16+). */
+    private CompletableFuture<HttpResponse<byte[]>> send(URI uri) {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).GET();
         if (!pool.shipped()) {
-            request.timeout(pool.timeout());
+            request.timeout(pool.timeout()); // shipped: none; counts from the send, a backstop here
         }
-        return client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofByteArray())
-                .thenApply(r -> new Response(r.statusCode(), r.body().length));
+        return client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     @Override
     public void close() {
-        client.close();
+        client.shutdownNow();
         if (executor != null) {
             executor.shutdownNow();
         }

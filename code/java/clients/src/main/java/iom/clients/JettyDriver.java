@@ -1,5 +1,6 @@
 package iom.clients;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -11,9 +12,10 @@ import org.eclipse.jetty.io.ClientConnector;
 
 /**
  * Jetty's HttpClient: selectors ({@code ioThreads} of them) wait on every socket and hand the work
- * to a thread pool. As shipped, 64 connections per destination and a queue of 1,024 requests
- * behind them; past that, a request is rejected. With a pool, the queue is made long enough never
- * to reject (the load driver bounds what is in flight, and counts what it drops).
+ * to a thread pool (a QueuedThreadPool of up to 200 threads, left as shipped). As shipped, 64
+ * connections per destination and a queue of 1,024 requests behind them; past that, a request is
+ * rejected. With a pool, the queue is made long enough never to reject (the load driver bounds
+ * what is in flight, and counts what it drops). Its transport here is HTTP/1.1 only.
  */
 final class JettyDriver implements Driver {
     private final HttpClient client;
@@ -23,13 +25,13 @@ final class JettyDriver implements Driver {
         this.pool = pool;
         ClientConnector connector = new ClientConnector();
         if (!pool.shipped()) {
-            connector.setSelectors(pool.ioThreads());
-            connector.setConnectTimeout(pool.timeout());
+            connector.setSelectors(pool.ioThreads());    // shipped 1
+            connector.setConnectTimeout(pool.timeout()); // shipped 5 s
         }
         client = new HttpClient(new HttpClientTransportOverHTTP(connector));
         if (!pool.shipped()) {
-            client.setMaxConnectionsPerDestination(pool.connections());
-            client.setMaxRequestsQueuedPerDestination(1 << 20);
+            client.setMaxConnectionsPerDestination(pool.connections()); // shipped 64
+            client.setMaxRequestsQueuedPerDestination(1 << 20);         // shipped 1,024
         }
         client.start();
     }
@@ -43,14 +45,24 @@ final class JettyDriver implements Driver {
     public CompletableFuture<Response> get(URI uri) {
         Request request = client.newRequest(uri);
         if (!pool.shipped()) {
-            request.timeout(pool.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            request.timeout(pool.timeout().toMillis(), TimeUnit.MILLISECONDS); // queueing included; shipped none
         }
-        return new CompletableResponseListener(request).send()
+        CompletableFuture<Response> done = new CompletableResponseListener(request).send()
                 .thenApply(r -> new Response(r.getStatus(), r.getContent().length));
+        done.whenComplete((r, e) -> {
+            if (e != null) {
+                request.abort(e); // no-op once it ended
+            }
+        });
+        return pool.bound(done);
     }
 
     @Override
-    public void close() throws Exception {
-        client.stop();
+    public void close() throws IOException {
+        try {
+            client.stop();
+        } catch (Exception e) {
+            throw new IOException("stopping Jetty's HttpClient", e);
+        }
     }
 }

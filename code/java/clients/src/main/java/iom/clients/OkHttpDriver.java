@@ -18,24 +18,28 @@ import okhttp3.ResponseBody;
  * OkHttp: no event loop; its dispatcher runs each call on a thread of its own, which blocks in the
  * socket's read. As shipped, 64 calls at a time and 5 per host; the others wait in the
  * dispatcher's queue, which has no bound. With a pool, {@code connections} calls at a time (per
- * host and in all), and as many idle connections kept; it has no IO threads to size.
+ * host and in all), and as many idle connections kept; it has no IO threads to size (its
+ * dispatcher's pool grows to one thread per running call).
  */
 final class OkHttpDriver implements Driver {
     private final OkHttpClient client;
+    private final Pool pool;
 
     OkHttpDriver(Pool pool) {
-        OkHttpClient.Builder builder = new OkHttpClient.Builder().protocols(List.of(Protocol.HTTP_1_1))
-                .retryOnConnectionFailure(false);
+        this.pool = pool;
+        OkHttpClient.Builder builder = new OkHttpClient.Builder()
+                .protocols(List.of(Protocol.HTTP_1_1)); // shipped [HTTP_2, HTTP_1_1]; h2 only over TLS
         if (!pool.shipped()) {
             Dispatcher dispatcher = new Dispatcher();
-            dispatcher.setMaxRequests(pool.connections());
-            dispatcher.setMaxRequestsPerHost(pool.connections());
+            dispatcher.setMaxRequests(pool.connections());        // shipped 64
+            dispatcher.setMaxRequestsPerHost(pool.connections()); // shipped 5
             builder.dispatcher(dispatcher)
-                    .connectionPool(new ConnectionPool(pool.connections(), 5, TimeUnit.MINUTES))
-                    .callTimeout(pool.timeout())
-                    .connectTimeout(pool.timeout())
-                    .readTimeout(pool.timeout())
-                    .writeTimeout(pool.timeout());
+                    .connectionPool(new ConnectionPool(pool.connections(), 5, TimeUnit.MINUTES)) // shipped 5 idle, 5 min
+                    .callTimeout(pool.timeout())    // shipped none; starts when a call leaves the queue
+                    .connectTimeout(pool.timeout()) // shipped 10 s
+                    .readTimeout(pool.timeout())    // shipped 10 s of silence
+                    .writeTimeout(pool.timeout())   // shipped 10 s
+                    .retryOnConnectionFailure(false); // shipped true; a request is sent once, as by every driver
         }
         client = builder.build();
     }
@@ -65,11 +69,11 @@ final class OkHttpDriver implements Driver {
             }
         });
         done.whenComplete((r, e) -> {
-            if (done.isCancelled()) {
-                call.cancel();
+            if (e != null) {
+                call.cancel(); // no-op once it ended; a queued call then fails as soon as it runs
             }
         });
-        return done;
+        return pool.bound(done);
     }
 
     @Override

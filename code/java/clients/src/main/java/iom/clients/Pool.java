@@ -1,6 +1,8 @@
 package iom.clients;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The knobs every driver sets alike: at most {@code connections} connections to the server (and so
@@ -28,5 +30,19 @@ public record Pool(int connections, int ioThreads, Duration timeout) {
 
     public boolean shipped() {
         return connections == 0;
+    }
+
+    /**
+     * The whole-request timeout, the same for every client: {@code request} fails with a
+     * {@link java.util.concurrent.TimeoutException} once {@code timeout} has passed since it was
+     * submitted, whatever it was waiting for (a connection, the server, the body). Each library's
+     * own timeouts start later or measure something else (OkHttp's call timeout starts when its
+     * dispatcher runs the call; Apache's response timeout is a silence between packets), so the
+     * drivers set them to the same value only as a backstop. A driver aborts its request when the
+     * returned future fails, so the connection goes back to the pool or is closed. As shipped,
+     * nothing is added: the library's own defaults decide.
+     */
+    <T> CompletableFuture<T> bound(CompletableFuture<T> request) {
+        return shipped() ? request : request.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 }

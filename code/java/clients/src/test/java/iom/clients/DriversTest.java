@@ -128,6 +128,18 @@ class DriversTest {
         }
     }
 
+    @ParameterizedTest
+    @MethodSource("ids")
+    void theTimeoutCountsTheWaitForAConnection(String id) throws Exception {
+        // One connection: the second request waits 400 ms for it, then 400 ms for the server.
+        try (Driver d = Drivers.open(id, Pool.of(1, 1, Duration.ofMillis(600)))) {
+            CompletableFuture<Driver.Response> first = d.get(uri("?ms=400"));
+            Throwable second = d.get(uri("?ms=400")).handle((r, e) -> e).get(10, TimeUnit.SECONDS);
+            assertEquals(200, first.get(10, TimeUnit.SECONDS).status());
+            assertEquals(Outcome.TIMEOUT, Outcome.of(second), second == null ? "it got its response" : second.toString());
+        }
+    }
+
     @Test
     void theLimiterSkipsAWaiterThatGaveUp() throws Exception {
         Limiter limiter = new Limiter(1);
