@@ -52,6 +52,11 @@ final class AhcDriver implements Driver {
     }
 
     @Override
+    public String version() {
+        return Drivers.pomVersion(AsyncHttpClient.class, "org.asynchttpclient", "async-http-client");
+    }
+
+    @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<org.asynchttpclient.Response> done =
                 limiter == null ? send(uri) : limiter.submit(() -> send(uri));

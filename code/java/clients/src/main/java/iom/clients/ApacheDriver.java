@@ -57,6 +57,11 @@ final class ApacheDriver implements Driver {
     }
 
     @Override
+    public String version() {
+        return Drivers.pomVersion(HttpAsyncClients.class, "org.apache.httpcomponents.client5", "httpclient5");
+    }
+
+    @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<Response> done = new CompletableFuture<>();
         Future<SimpleHttpResponse> sent = client.execute(SimpleRequestBuilder.get(uri).build(),

@@ -16,6 +16,9 @@ public interface Driver extends AutoCloseable {
     /** The client's id: ahc, apache-hc5, jdk, jetty or okhttp. */
     String id();
 
+    /** The library's version, as found at run time in its jar (the JDK's for jdk). */
+    String version();
+
     /**
      * Sends GET uri; completes with the response once its body is read, or exceptionally with the
      * client's own exception (see {@link Outcome#of} for how the book counts it), or with a

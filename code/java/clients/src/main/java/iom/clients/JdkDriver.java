@@ -43,6 +43,11 @@ final class JdkDriver implements Driver {
     }
 
     @Override
+    public String version() {
+        return Runtime.version().toString();
+    }
+
+    @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<HttpResponse<byte[]>> done = limiter == null ? send(uri) : limiter.submit(() -> send(uri));
         return pool.bound(done).thenApply(r -> new Response(r.statusCode(), r.body().length));

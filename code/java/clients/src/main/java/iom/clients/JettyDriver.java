@@ -42,6 +42,11 @@ final class JettyDriver implements Driver {
     }
 
     @Override
+    public String version() {
+        return Drivers.pomVersion(HttpClient.class, "org.eclipse.jetty", "jetty-client");
+    }
+
+    @Override
     public CompletableFuture<Response> get(URI uri) {
         Request request = client.newRequest(uri);
         if (!pool.shipped()) {

@@ -49,6 +49,16 @@ final class OkHttpDriver implements Driver {
         return "okhttp";
     }
 
+    /** OkHttp's jar (built by Gradle) has no pom.properties; its VERSION field, read at run time. */
+    @Override
+    public String version() {
+        try {
+            return String.valueOf(Class.forName("okhttp3.OkHttp").getField("VERSION").get(null));
+        } catch (ReflectiveOperationException e) {
+            return "unknown";
+        }
+    }
+
     @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<Response> done = new CompletableFuture<>();

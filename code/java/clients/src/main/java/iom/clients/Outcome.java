@@ -50,4 +50,12 @@ public enum Outcome {
         }
         return ERROR;
     }
+
+    /** The exception's simple class name, under CompletableFuture's wrappers: what OpenLoad counts. */
+    public static String kind(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName();
+    }
 }
