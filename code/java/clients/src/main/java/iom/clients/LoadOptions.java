@@ -32,6 +32,8 @@ record LoadOptions(String mode, String client, URI uri, double rate, double dura
 
     /** A bad command line: the message is the one line to print. */
     static final class Usage extends Exception {
+        private static final long serialVersionUID = 1L;
+
         Usage(String message) {
             super(message);
         }

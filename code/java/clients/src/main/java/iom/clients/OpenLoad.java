@@ -32,6 +32,7 @@ import org.HdrHistogram.Histogram;
 public final class OpenLoad {
     /** One request: the time its latency counts from, its phase; true once counted. */
     private static final class Req extends AtomicBoolean {
+        private static final long serialVersionUID = 1L;
         final long start;
         final boolean measured;
 
@@ -157,7 +158,10 @@ public final class OpenLoad {
     }
 
     private void send(Req r) {
-        inFlightMax = Math.max(inFlightMax, inFlight.incrementAndGet());
+        int now = inFlight.incrementAndGet();
+        if (r.measured) { // the warm-up's cold start left out; its requests still in flight count
+            inFlightMax = Math.max(inFlightMax, now);
+        }
         lastSent = System.nanoTime();
         pending.add(r);
         (r.measured ? main : warm).sent.increment();
