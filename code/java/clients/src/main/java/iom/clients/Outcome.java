@@ -10,7 +10,15 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * How a request ended, counted alike for every client: each library reports a timeout or a
- * refusal with exceptions of its own, and {@link #of} names them once, here.
+ * refusal with exceptions of its own, and {@link #of} names them once, here. With a pool, a
+ * timeout is {@link Pool#bound}'s TimeoutException; each library's own timeouts (the backstops,
+ * and all there is as shipped) were seen here as: AHC TimeoutException ("Request timeout to ...
+ * after 300 ms"); Apache SocketTimeoutException ("300000000 NANOSECONDS") for the response and
+ * DeadlineTimeoutException (a TimeoutException) for the wait for a connection; the JDK
+ * HttpTimeoutException; Jetty TimeoutException ("Total timeout 300 ms elapsed"); OkHttp
+ * InterruptedIOException ("timeout"). Refusals: Jetty as shipped, past 64 connections and 1,024
+ * queued, RejectedExecutionException ("Max requests queued per destination ..."); AHC's
+ * TooManyConnectionsException only when its own connection cap is set (see AhcDriver).
  */
 public enum Outcome {
     /** a 2xx response, body read. */
