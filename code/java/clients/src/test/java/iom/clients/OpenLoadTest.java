@@ -1,0 +1,295 @@
+package iom.clients;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.EncodableHistogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * OpenLoad against a server that counts what reaches it: every offered request is accounted for
+ * once; a full in-flight bound drops requests instead of sending them late; latency counts from
+ * the intended start, so a stall (the server's, or the sender's own) is charged to every request
+ * it delayed; non-2xx responses are counted; the .hlog holds every OK latency; a burst is
+ * accounted for. The rate accounting runs for every client, the rest for an event-loop client
+ * (Jetty) and a thread-per-call one (OkHttp).
+ */
+class OpenLoadTest {
+    static HttpServer server;
+    static final AtomicInteger inFlight = new AtomicInteger(), peak = new AtomicInteger();
+    static final AtomicInteger stallArrivals = new AtomicInteger(), seen = new AtomicInteger();
+    static final AtomicLong stallFrom = new AtomicLong(), stallUntil = new AtomicLong();
+
+    @BeforeAll
+    static void start() throws IOException {
+        System.setProperty("sun.net.httpserver.nodelay", "true");
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
+        server.setExecutor(Executors.newCachedThreadPool());
+        server.createContext("/", OpenLoadTest::answer);
+        server.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.stop(0);
+    }
+
+    /** A request a client gave up on may still sleep in the server: let it end before counting. */
+    @BeforeEach
+    void reset() throws InterruptedException {
+        for (int i = 0; i < 300 && inFlight.get() > 0; i++) {
+            Thread.sleep(10);
+        }
+        assertEquals(0, inFlight.get(), "the server still holds requests");
+        peak.set(0);
+        seen.set(0);
+        stallArrivals.set(0);
+        stallFrom.set(Long.MAX_VALUE);
+        stallUntil.set(0);
+    }
+
+    /**
+     * /?ms=M answers "ok" after M ms; /fail answers 503; /stall?at=N holds every request for
+     * 500 ms from the N-th one on, once (and counts the requests that arrive meanwhile).
+     */
+    static void answer(HttpExchange x) throws IOException {
+        peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+        try {
+            String path = x.getRequestURI().getPath(), query = String.valueOf(x.getRequestURI().getQuery());
+            long now = System.nanoTime();
+            if (path.equals("/stall")) {
+                if (seen.incrementAndGet() == Integer.parseInt(query.substring(3))) {
+                    stallFrom.set(now);
+                    stallUntil.set(now + 500_000_000L);
+                }
+                if (now >= stallFrom.get() && now < stallUntil.get()) {
+                    stallArrivals.incrementAndGet();
+                }
+                long wait = stallUntil.get() - System.nanoTime();
+                if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                }
+            } else if (query.startsWith("ms=")) {
+                Thread.sleep(Long.parseLong(query.substring(3)));
+            }
+            byte[] body = "ok".getBytes();
+            x.sendResponseHeaders(path.equals("/fail") ? 503 : 200, body.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(body);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    static String url(String pathAndQuery) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + pathAndQuery;
+    }
+
+    static Map<String, Object> load(String... args) throws Exception {
+        LoadOptions o = LoadOptions.parse(args);
+        try (Driver d = Drivers.open(o.client(), o.pool())) {
+            return new OpenLoad(o, d).run();
+        }
+    }
+
+    static long n(Map<String, Object> r, String key) {
+        return ((Number) r.get(key)).longValue();
+    }
+
+    static double ms(Map<String, Object> r, String key) {
+        return ((Number) r.get(key)).doubleValue();
+    }
+
+    static void assertAccounted(Map<String, Object> r) {
+        long ended = n(r, "ok") + n(r, "non2xx") + n(r, "timeouts") + n(r, "rejected") + n(r, "errors");
+        assertEquals(n(r, "offered"), ended + n(r, "dropped"), "every offered request ends once: " + r);
+        assertEquals(n(r, "offered"), n(r, "sent") + n(r, "dropped"), r.toString());
+    }
+
+    static List<String> ids() {
+        return Drivers.IDS;
+    }
+
+    @ParameterizedTest
+    @MethodSource("ids")
+    void everyRequestOfferedAtTheRateIsAccountedFor(String id) throws Exception {
+        Map<String, Object> r = load("--client", id, "--rate", "200", "--duration", "1", "--connections", "4",
+                url("/"));
+        long offered = n(r, "offered");
+        assertTrue(offered >= 199 && offered <= 201, "offered " + offered);
+        assertAccounted(r);
+        assertEquals(offered, n(r, "ok"), r.toString());
+        assertEquals(id, r.get("client"));
+        assertTrue(!"unknown".equals(r.get("client_version")), r.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    void aFullInFlightBoundDropsRequestsAndNeverSendsMore(String id) throws Exception {
+        Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "1", "--connections", "8",
+                "--max-in-flight", "5", url("/?ms=300"));
+        assertAccounted(r);
+        assertTrue(n(r, "dropped") >= 70, "5 in flight of 300 ms each send about 20 of 100: " + r);
+        assertEquals(n(r, "sent"), n(r, "ok"), r.toString());
+        assertTrue(peak.get() <= 5, "the server saw " + peak.get() + " at once");
+        assertTrue(n(r, "in_flight_max") <= 5, r.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    void aServerStallIsChargedToEveryRequestItDelayed(String id) throws Exception {
+        // At 100/s, the 60th request stalls the server 500 ms: 4 connections let only 4 requests
+        // reach it meanwhile, but the 50 intended then wait too, and count from their intended start.
+        Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "2", "--connections", "4",
+                url("/stall?at=60"));
+        assertAccounted(r);
+        assertTrue(stallArrivals.get() <= 4, stallArrivals.get() + " requests reached the server in the stall");
+        assertTrue(ms(r, "p99_ms") >= 400, "p99 " + r.get("p99_ms") + " ms: " + r);
+        assertTrue(ms(r, "p90_ms") < 400, "p90 " + r.get("p90_ms") + " ms: only a quarter of the requests waited");
+    }
+
+    @Test
+    void aSenderStallIsChargedToEveryRequestItDelayed() throws Exception {
+        // The sending thread itself stops for 500 ms once (a GC pause; AHC blocking in execute()):
+        // the requests it sends late count from when they were intended, not from when they left.
+        LoadOptions o = LoadOptions.parse("--client", "jetty", "--rate", "100", "--duration", "2", url("/"));
+        AtomicInteger calls = new AtomicInteger();
+        try (Driver jetty = Drivers.open("jetty", o.pool()); Driver stalling = new Driver() {
+            public String id() {
+                return "jetty";
+            }
+
+            public String version() {
+                return jetty.version();
+            }
+
+            public CompletableFuture<Response> get(URI uri) {
+                if (calls.incrementAndGet() == 60) {
+                    try {
+                        Thread.sleep(500);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return jetty.get(uri);
+            }
+
+            public void close() {}
+        }) {
+            Map<String, Object> r = new OpenLoad(o, stalling).run();
+            assertAccounted(r);
+            assertTrue(ms(r, "p99_ms") >= 400, "p99 " + r.get("p99_ms") + " ms: " + r);
+            assertTrue(ms(r, "send_lag_max_ms") >= 400, r.toString());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    void nonTwoHundredsAreCountedNotTimed(String id) throws Exception {
+        Map<String, Object> r = load("--client", id, "--rate", "50", "--duration", "0.5", url("/fail"));
+        assertAccounted(r);
+        assertEquals(n(r, "offered"), n(r, "non2xx"), r.toString());
+        assertEquals(0, n(r, "ok"));
+        assertNull(r.get("p50_ms"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    void theIntervalLogHoldsEveryOkLatency(String id, @TempDir Path dir) throws Exception {
+        Path hlog = dir.resolve("run.hlog");
+        Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "2", "--warmup", "0.5",
+                "--hlog", hlog.toString(), url("/"));
+        assertAccounted(r);
+        HistogramLogReader reader = new HistogramLogReader(hlog.toString());
+        long count = 0;
+        int intervals = 0;
+        for (EncodableHistogram h; (h = reader.nextIntervalHistogram()) != null; intervals++) {
+            count += ((org.HdrHistogram.Histogram) h).getTotalCount();
+        }
+        reader.close();
+        assertEquals(n(r, "ok"), count, "latencies in the log");
+        assertTrue(intervals >= 2, intervals + " intervals");
+        assertEquals(hlog.toString(), r.get("hlog"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    void aBurstIsAccountedForWhateverHappens(String id) throws Exception {
+        Map<String, Object> fast = load("--client", id, "--mode", "burst", "--requests", "200", "--connections", "4",
+                url("/"));
+        assertAccounted(fast);
+        assertEquals(200, n(fast, "offered"));
+        assertEquals(200, n(fast, "ok"), fast.toString());
+        // 2 connections, 300 ms each, a 0.5 s timeout: most of the 20 time out waiting.
+        Map<String, Object> slow = load("--client", id, "--mode", "burst", "--requests", "20", "--connections", "2",
+                "--timeout", "0.5", url("/?ms=300"));
+        assertAccounted(slow);
+        assertTrue(n(slow, "timeouts") >= 14, slow.toString());
+    }
+
+    @Test
+    void parkModeCountsSubmissions() throws Exception {
+        Map<String, Object> r = load("--client", "okhttp", "--mode", "park", "--park-us", "1000", "--duration",
+                "0.5", url("/"));
+        assertAccounted(r);
+        assertTrue(n(r, "submits") >= 100 && n(r, "submits") <= 500, r.toString());
+        assertTrue(ms(r, "submit_rps") > 0, r.toString());
+    }
+
+    @Test
+    void aBadCommandLineIsOneMessage() {
+        for (String[] bad : new String[][] {
+                {}, {"--client", "curl", url("/")}, {"--client", "jetty", url("/")},
+                {"--client", "jetty", "--rate", "-1", "--duration", "1", url("/")},
+                {"--client", "jetty", "--rate", "10", "--duration", "1", "--bogus", "1", url("/")},
+                {"--client", "jetty", "--rate", "10", "--duration", "1", "ftp://x/"},
+                {"--client", "jetty", "--mode", "burst", url("/")}, {"--client", "jetty", "--rate"}}) {
+            LoadOptions.Usage e = assertThrows(LoadOptions.Usage.class, () -> LoadOptions.parse(bad));
+            assertTrue(!e.getMessage().contains("\n"), e.getMessage());
+        }
+    }
+
+    @Test
+    void threadNamesAreGroupedWithoutTheirNumbers() {
+        assertEquals("HttpClient-#-Worker-#", ThreadCensus.prefix("HttpClient-3-Worker-0"));
+        assertEquals("HttpClient-#", ThreadCensus.prefix("HttpClient@6d3af739-41"));
+        assertEquals("OkHttp http", ThreadCensus.prefix("OkHttp http://127.0.0.1:4000/..."));
+    }
+
+    @Test
+    void theJsonLineIsCompactAndEscaped() {
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("a", 1.50);
+        m.put("b", null);
+        m.put("c", "x\"y");
+        m.put("d", Map.of("e", 2L));
+        assertEquals("{\"a\":1.5,\"b\":null,\"c\":\"x\\\"y\",\"d\":{\"e\":2}}", JsonLine.of(m));
+    }
+}
