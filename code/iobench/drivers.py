@@ -31,7 +31,13 @@ class LoadSpec:
     size: int = 0              # echo: bytes per message
     nodelay: bool = False      # echo: TCP_NODELAY on the generator's sockets (off: Nagle on)
     split: tuple[int, int, int] = (0, 0, 0)  # echo: every K-th message written as B bytes, U µs, the rest
-    hist: str = ""             # openloop: write the latency histogram to this file
+    hist: str = ""             # openloop: write the latency histogram to this file (clientload: the .hlog)
+    client: str = ""           # clientload: which Java client (clientload.IDS)
+    client_mode: str = "open"  # clientload: open (a rate), burst (`requests` at once) or park (every park_us)
+    shipped: bool = False      # clientload: the client's own pool, as its library ships it (else `connections`)
+    max_in_flight: int = 0     # clientload open mode: a request that finds this many in flight is dropped
+    warmup_s: float = 0.0      # clientload: seconds at the same load in the same JVM before measuring
+    park_us: int = 0           # clientload park mode: the pause before each submit
 
     @property
     def mode(self) -> str:
@@ -349,6 +355,7 @@ DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoL
 
 
 def get(name: str) -> Driver:
+    from . import clientload  # noqa: F401 - the Java clients' driver (clientload.py) adds itself to DRIVERS
     try:
         return DRIVERS[name]
     except KeyError:

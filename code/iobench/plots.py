@@ -20,6 +20,7 @@ import functools
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 from matplotlib.lines import Line2D
 
+from .clientload import IDS as CLIENTS
 from .dataset import Dataset
 
 plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
@@ -35,6 +36,8 @@ _SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java
                "java-nio": "c-epoll", "java-nio-multi": "c-epoll-reuseport", "java-nio2": "c-uring",
                "java-vthread": "c-coroutine"}
 _MARKERS = {"C": "o", "Java": "s"}
+# The Java HTTP clients (book/clients): triangles, in hues of their own (tab20c's darkest).
+_CLIENT_HUES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
 
 
 @functools.cache
@@ -51,6 +54,8 @@ def _styles() -> dict[str, tuple[str, str]]:
         styles[sid] = (styles[twin][0] if twin else next(hues), _MARKERS["Java"])
     for sid in manifest.ECHO_SERVERS:
         styles[sid] = (next(hues), "D")
+    for sid, hue in zip(CLIENTS, _CLIENT_HUES):
+        styles[sid] = (hue, "^")
     return styles
 
 
@@ -309,3 +314,29 @@ def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx
     _caption(fig, ds, Notes())
     fig.tight_layout()
     return fig
+
+
+def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
+    """The five clients with the same pool of `connections`, offered fractions of Little's ceiling
+    connections / delay (the grey line): left, the rate answered on time against the rate offered
+    (dotted: all of it); right, p99 counted from each request's intended start (log scale).
+    Error bars: the repeats' min-max."""
+    s = ds.summary()
+    s = s[(s["experiment"] == "equal") & (s["connections"] == connections) & (s["delay_ms"] == delay_ms)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for client, g in s.groupby("client", sort=False):
+        g = g.sort_values("offered_rps")
+        x, look = g["offered_rps"].values, style(client)
+        for ax, col in ((left, "achieved_rps"), (right, "p99_ms")):
+            y = g[col].values
+            ax.errorbar(x, y, yerr=[y - g[col + "_min"].values, g[col + "_max"].values - y], capsize=3,
+                        label=client, **look)
+    top = float(s["offered_rps"].max()) if len(s) else 1.0
+    left.plot([0, top], [0, top], ":", color="grey", label="everything offered")
+    for ax in (left, right):
+        ax.axvline(connections * 1000.0 / delay_ms, color="grey", linewidth=0.8)
+        ax.set_xlabel("offered (requests/s)")
+    left.set_ylabel("answered (requests/s)")
+    right.set_ylabel("p99 from intended start (ms)")
+    right.set_yscale("log")
+    return _finish(fig, left, ds, f"{connections} connections, {delay_ms:g} ms per request", Notes())

@@ -27,6 +27,10 @@ class Profile:
     repeats: int           # per point, interleaved across servers
     quiet_wait_s: float    # how long to wait for a quiet machine before measuring
     time_wait_max_s: float  # how long to wait for TIME_WAIT sockets to drain between servers
+    # A Java load generator (the HTTP clients) warms up inside its own JVM, on its one core, for this long
+    # before it measures: its JIT must be done, or it is measured compiling (checked: after 2 s at 1,440/s a
+    # client spent 4x the CPU per request and queued requests it answered on time after 10 s).
+    jvm_warmup_s: float = 0.5
 
     def timing(self, measured_s: float = 0.0, warmup_s: float = 0.0) -> tuple[float, float]:
         """(measured, warm-up) seconds of one repeat for a plan that asks for `measured_s` and `warmup_s`
@@ -40,7 +44,8 @@ class Profile:
 
 PROFILES = {
     "smoke": Profile("smoke", duration_s=1.0, warmup_s=0.5, repeats=1, quiet_wait_s=2.0, time_wait_max_s=5.0),
-    "full": Profile("full", duration_s=10.0, warmup_s=2.0, repeats=3, quiet_wait_s=30.0, time_wait_max_s=75.0),
+    "full": Profile("full", duration_s=10.0, warmup_s=2.0, repeats=3, quiet_wait_s=30.0, time_wait_max_s=75.0,
+                    jvm_warmup_s=10.0),
 }
 NAMES = ("replay", "smoke", "full")
 

@@ -129,7 +129,8 @@ def new_run_id() -> str:
 
 @dataclass
 class Load:
-    """One point's load: the warm-up's and the measured run's command lines."""
+    """One point's load: the warm-up's and the measured run's command lines (no warm-up command:
+    the measured one warms up first, in the same process)."""
     warmup: list[str]
     measured: list[str]
     env: dict = field(default_factory=dict)
@@ -269,12 +270,14 @@ class Run:
     def measure_load(self, srv: ServerProcess, stem: str, load: Load, probes: dict[str, Probe] | None = None,
                      warmup_s: float | None = None) -> Measured:
         """Warm up (output kept as stem.warmup.txt), wait for a quiet machine, then run the
-        measured load while sampling the server's process group and the probes."""
+        measured load while sampling the server's process group and the probes. A load with no
+        warm-up command warms up inside the measured process (a JVM keeps what its JIT compiled)."""
         probes = probes or {}
         warmup_s = self.profile.warmup_s if warmup_s is None else warmup_s
-        started = now()
-        output, code, _, _ = run_load(load.warmup, load.env, warmup_s + 60)
-        self.writer.write_raw(stem + ".warmup.txt", raw_text(load.warmup, load.env, output, code, started))
+        if load.warmup:
+            started = now()
+            output, code, _, _ = run_load(load.warmup, load.env, warmup_s + 60)
+            self.writer.write_raw(stem + ".warmup.txt", raw_text(load.warmup, load.env, output, code, started))
 
         wait_quiet(self.profile.quiet_wait_s)
         started = now()

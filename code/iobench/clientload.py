@@ -1,0 +1,70 @@
+"""The Java HTTP clients as a load generator: iom.clients.OpenLoad (code/java/clients), one JVM per run.
+
+A driver like the others (drivers.py): a LoadSpec in, a command line out; the tool's one-line
+summary (`CLIENTLOAD {...}`) in, a LoadResult out. The client under test is the generator: what
+is measured is how it waits, what it costs and what it loses, against a server held fixed.
+
+The JVM warms up in its own process (--warmup, at the same rate, not recorded) before it
+measures: a second JVM for the warm-up would throw away what the JIT compiled.
+"""
+from __future__ import annotations
+
+from .drivers import DRIVERS, Driver, LoadResult, LoadSpec, summary_line
+from .manifest import CODE, JAVA_FLAGS, java_home
+
+CLIENTS = CODE / "java" / "clients"
+CLIENTS_CLASSPATH = f"{CLIENTS / 'target' / 'classes'}:{CLIENTS / 'target' / 'lib'}/*"
+CLIENTS_BUILD = ("-C", str(CODE), "clients")
+IDS = ("ahc", "apache-hc5", "jdk", "jetty", "okhttp")  # iom.clients.Drivers.IDS
+
+
+class ClientLoad(Driver):
+    """One Java client driven open-loop (constant rate, intended starts, a cap on requests in
+    flight beyond which a request is dropped, latency from the intended start), or as source
+    write-up 003 drove it: all requests at once with no cap (burst), or one submit every
+    `park_us` without waiting (park, its JMH shape). Every offered request ends one way: ok,
+    non2xx, timeout, rejected (by the client itself), error or dropped; OpenLoad checks that
+    they sum to what was offered."""
+    name = "clientload"
+
+    def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        if not (CLIENTS / "target" / "classes").is_dir():
+            raise RuntimeError(f"the Java clients are not built: make {' '.join(CLIENTS_BUILD)}")
+        if spec.client not in IDS:
+            raise ValueError(f"unknown client {spec.client!r}; known: {', '.join(IDS)}")
+        argv = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", CLIENTS_CLASSPATH, "iom.clients.OpenLoad",
+                "--client", spec.client, "--mode", spec.client_mode, "--duration", f"{spec.duration_s:g}",
+                "--warmup", f"{spec.warmup_s:g}", "--timeout", f"{spec.timeout_s:g}",
+                "--io-threads", str(spec.threads)]
+        argv += ["--shipped"] if spec.shipped else ["--connections", str(spec.connections)]
+        if spec.client_mode == "open":
+            argv += ["--rate", f"{spec.rate:g}", "--max-in-flight", str(spec.max_in_flight)]
+        elif spec.client_mode == "burst":
+            argv += ["--requests", str(spec.requests)]
+        elif spec.client_mode == "park":
+            argv += ["--park-us", str(spec.park_us)]
+        else:
+            raise ValueError(f"unknown client mode {spec.client_mode!r}: open, burst or park")
+        if spec.hist:
+            argv += ["--hlog", spec.hist]
+        return argv + [url.rstrip("/") + spec.path]
+
+    # the CLIENTLOAD line's fields that LoadResult has columns for; the rest go to `extra`
+    _COLUMNS = ("ok", "achieved_rps", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms", "non2xx", "timeouts")
+
+    def parse(self, output: str, returncode: int) -> LoadResult:
+        d = summary_line(output, "CLIENTLOAD")
+        if returncode != 0 or d is None:
+            return self.failed(returncode, output)
+        has = d["ok"] > 0
+        return LoadResult(
+            ok=has, failure="" if has else f"{d['client']}: no request answered 2xx",
+            requests=d["ok"], duration_s=d["elapsed_s"], rps=d["achieved_rps"],
+            p50_ms=d["p50_ms"], p90_ms=d["p90_ms"], p99_ms=d["p99_ms"], mean_ms=d["mean_ms"], max_ms=d["max_ms"],
+            # dropped requests were never sent: not the server's errors, they are in extra
+            errors=d["non2xx"] + d["timeouts"] + d["rejected"] + d["errors"],
+            errors_timeout=d["timeouts"], non2xx=d["non2xx"],
+            extra={k: v for k, v in d.items() if k not in self._COLUMNS})
+
+
+DRIVERS[ClientLoad.name] = ClientLoad()

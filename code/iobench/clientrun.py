@@ -1,0 +1,280 @@
+"""The HTTP clients' experiments (source write-up 003): five Java clients against one server held fixed.
+
+The server is `c-epoll`, the book's epoll loop: its delay per request is a timer (--work-ms arms
+one and the loop answers when it fires, so 10 ms of delay costs no thread), every connection has
+TCP_NODELAY, it runs alone on CPU 0 and each row records its CPU (it must stay far from a full
+core: the client is what is measured). The client runs on CPU 1 in a JVM of its own
+(clientload.ClientLoad), which warms up at the same load before it measures.
+
+For each repeat and each delay, one server process serves every point at that delay, the five
+clients one after the other at each level (interleaved, so drift between minutes hits all five):
+
+  * equal pools: N connections for every client (N = 16 and 64), offered at fractions of the
+    Little's-law ceiling N / delay, with at most 4 N requests in flight (beyond: dropped);
+  * shipped pools: each client as its library ships it, at one rate above the smallest ceiling;
+  * CPU per request against the 0 ms server, at fixed rates;
+  * the write-up's two methods: all requests at once with no bound (burst), and one submit
+    every park_us without waiting for the answer (park, the shape of its JMH benchmark).
+
+Every row accounts for every offered request: ok + failed + dropped = offered (`accounted`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import drivers, manifest, runner
+from .clientload import IDS
+from .dataset import Dataset, read_folder
+from .lifecycle import ServerProcess
+from .manifest import ServerOptions
+from .runner import Experiment, Load, Run, Unit
+
+SERVER = "c-epoll"
+
+# The connections each client allows one server when left as shipped (research notes, checked in
+# the libraries' sources): Apache HttpClient 5 per route, OkHttp's dispatcher 5 requests per host,
+# Jetty 64 connections per destination; async-http-client and the JDK client have no bound.
+SHIPPED_CONNECTIONS = {"ahc": None, "apache-hc5": 5, "jdk": None, "jetty": 64, "okhttp": 5}
+
+
+@dataclass(frozen=True)
+class ClientPoint:
+    client: str               # clientload.IDS
+    experiment: str           # equal, shipped, cpu, burst, park
+    delay_ms: float           # the server's delay per request (a timer)
+    connections: int = 0      # N for every client; 0: the client's pool as shipped
+    fraction: float = 0.0     # open: offered rate as this share of N / delay
+    rate: float = 0.0         # open: or this fixed rate
+    mode: str = "open"        # open, burst, park
+    requests: int = 0         # burst: this many at once
+    park_us: int = 0          # park: this pause before each submit
+    io_threads: int = 1       # where the client has IO threads (not OkHttp, whose calls each take a thread)
+    timeout_s: float = 5.0
+
+    @property
+    def offered_rps(self) -> float:
+        return self.rate or (self.fraction * self.connections * 1000.0 / self.delay_ms if self.delay_ms else 0.0)
+
+    @property
+    def max_in_flight(self) -> int:
+        return 4 * self.connections if self.connections else 100_000
+
+    def label(self) -> str:
+        how = {"open": f"{self.offered_rps:,.0f}/s", "burst": f"{self.requests:,} at once",
+               "park": f"park {self.park_us} us"}[self.mode]
+        pool = f"N={self.connections}" if self.connections else "shipped pool"
+        return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms"
+
+
+def _each(**kw) -> tuple[ClientPoint, ...]:
+    return tuple(ClientPoint(client, **kw) for client in IDS)
+
+
+# Offered rates as shares of N / delay: well below, near and beyond the ceiling (N = 16: 1,600/s;
+# N = 64: 6,400/s, where one core of client is itself a limit).
+FRACTIONS = {16: (0.5, 0.9, 1.2), 64: (0.5, 0.9, 1.2)}
+POINTS = (
+    *(p for n, fs in FRACTIONS.items() for f in fs
+      for p in _each(experiment="equal", delay_ms=10, connections=n, fraction=f)),
+    # above the ceiling of the smallest shipped pools (5 connections: 500/s), below Jetty's (6,400/s)
+    *_each(experiment="shipped", delay_ms=10, rate=2000),
+    *_each(experiment="cpu", delay_ms=0, connections=16, rate=2000),
+    # the write-up's manual loop: 30,000 requests at once, pools as wide as it set them
+    *_each(experiment="burst", delay_ms=10, connections=10_000, mode="burst", requests=30_000),
+    # the write-up's JMH shape: park, submit, never wait
+    *(p for us in (100, 800) for p in _each(experiment="park", delay_ms=10, connections=64, mode="park",
+                                            park_us=us)),
+)
+SMOKE_POINTS = (
+    *_each(experiment="equal", delay_ms=10, connections=16, fraction=0.5),
+    *_each(experiment="shipped", delay_ms=10, rate=1000),
+    *_each(experiment="cpu", delay_ms=0, connections=16, rate=1000),
+    *_each(experiment="burst", delay_ms=10, connections=1000, mode="burst", requests=2000),
+    *_each(experiment="park", delay_ms=10, connections=64, mode="park", park_us=800),
+)
+
+
+@dataclass(frozen=True)
+class ClientPlan:
+    dataset: str
+    description: str
+    points: tuple[ClientPoint, ...]
+    smoke_points: tuple[ClientPoint, ...]
+    server: str = SERVER
+    measured_s: float = 4.0   # measured seconds per point (at most the profile's); the client's JVM warms up
+    #                           for the profile's jvm_warmup_s before, at the same load
+
+    def points_for(self, profile: str) -> tuple[ClientPoint, ...]:
+        return self.smoke_points if profile == "smoke" else self.points
+
+    def only(self, clients) -> "ClientPlan":
+        keep = lambda ps: tuple(p for p in ps if p.client in clients)  # noqa: E731
+        return dataclasses.replace(self, points=keep(self.points), smoke_points=keep(self.smoke_points))
+
+    def experiment(self, with_battery: bool | None = None) -> "ClientExperiment":
+        return ClientExperiment(self)
+
+    @staticmethod
+    def reader():
+        return load
+
+
+HTTP_CLIENTS = ClientPlan(
+    dataset="http-clients",
+    description="five Java HTTP clients (async-http-client, Apache HttpClient 5, the JDK's, Jetty, OkHttp) "
+                "against c-epoll answering after a timer: equal pools at fractions of N / delay, shipped "
+                "pools, CPU per request, and source 003's two methods (burst, park)",
+    points=POINTS,
+    smoke_points=SMOKE_POINTS,
+)
+CLIENT_PLANS = {p.dataset: p for p in (HTTP_CLIENTS,)}
+
+COLUMNS = [
+    "client", "client_version", "experiment", "pool", "connections", "io_threads", "delay_ms", "mode",
+    "fraction", "offered_rps", "ceiling_rps", "max_in_flight", "requests", "park_us", "repeat",
+    "offered", "sent", "ok", "failed", "non2xx", "timeouts", "rejected", "errors", "dropped", "accounted",
+    "achieved_rps", "submit_rps", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms",
+    "send_lag_p99_ms", "send_lag_max_ms", "in_flight_max",
+    "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "thread_groups",
+    "error_kinds", "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
+    "server_threads_max", "foreign_cpu_cores", "noisy", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
+    "server_cpus", "client_cpus", "profile", "run_id", "started_at",
+]
+KEYS = ["client", "experiment", "pool", "connections", "delay_ms", "mode", "fraction", "offered_rps",
+        "requests", "park_us"]
+
+
+def ceiling(point: ClientPoint) -> float | None:
+    """Little's law: at most `connections` requests in flight, each taking the delay, allow
+    connections / delay per second; None where the pool has no bound (or there is no delay)."""
+    n = point.connections or SHIPPED_CONNECTIONS[point.client]
+    return n * 1000.0 / point.delay_ms if n and point.delay_ms else None
+
+
+class ClientExperiment(Experiment):
+    columns = COLUMNS
+    outlier_keys = tuple(KEYS)
+    outlier_value = "achieved_rps"
+    require_clean_exit = True
+
+    def __init__(self, plan: ClientPlan):
+        self.plan = plan
+        self.dataset = plan.dataset
+        self.description = plan.description
+        self.server = manifest.get(plan.server)
+
+    def points(self, profile: str):
+        return self.plan.points_for(profile)
+
+    def timing(self, run: Run) -> tuple[float, float]:
+        return run.profile.timing(self.plan.measured_s)[0], run.profile.jvm_warmup_s
+
+    def meta(self, run: Run) -> dict:
+        measured_s, warmup_s = self.timing(run)
+        return {"plan": {"server": self.server.id, "points": [asdict(p) for p in run.points],
+                         "measured_s": measured_s, "warmup_s": warmup_s,
+                         "shipped_connections": SHIPPED_CONNECTIONS},
+                "servers": {self.server.id: {"model": self.server.model, "lang": self.server.lang,
+                                             "summary": self.server.summary}}}
+
+    def _units(self, points) -> list[Unit]:
+        """One server process per delay, serving every point at that delay."""
+        return [Unit(self.server, [p for p in points if p.delay_ms == d], ServerOptions(work_ms=d),
+                     note={"delay_ms": d})
+                for d in dict.fromkeys(p.delay_ms for p in points)]
+
+    def count(self, points) -> int:
+        return len(points)
+
+    def units(self, run: Run, points, repeat: int):
+        yield from self._units(points)
+
+    def measure(self, run: Run, srv: ServerProcess, point: ClientPoint, repeat: int) -> dict:
+        measured_s, warmup_s = self.timing(run)
+        level = {"open": f"r{point.offered_rps:.0f}", "burst": f"n{point.requests}", "park": f"p{point.park_us}"}
+        stem = (f"{point.client}/{point.experiment}-{level[point.mode]}-c{point.connections or 'shipped'}"
+                f"-d{point.delay_ms:g}-r{repeat}")
+        hlog = run.writer.raw_path(stem + ".hlog")
+        spec = drivers.LoadSpec(
+            tool="clientload", client=point.client, client_mode=point.mode, connections=point.connections,
+            shipped=not point.connections, threads=point.io_threads, rate=point.offered_rps,
+            max_in_flight=point.max_in_flight, requests=point.requests, park_us=point.park_us,
+            duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s, hist=str(hlog))
+        driver = drivers.get("clientload")
+        load = Load(warmup=[], measured=run.client_prefix + driver.argv(spec, srv.url),
+                    timeout_s=warmup_s + measured_s + 3 * point.timeout_s + 120)
+        m = run.measure_load(srv, stem, load)
+        r = driver.parse(m.output, m.code)
+        x = r.extra
+        failed = r.errors
+        offered = x.get("offered")
+        lc = runner.load_columns(m)
+        return {
+            "client": point.client, "client_version": x.get("client_version"), "experiment": point.experiment,
+            "pool": "equal" if point.connections else "shipped", "connections": point.connections,
+            "io_threads": point.io_threads, "delay_ms": point.delay_ms, "mode": point.mode,
+            "fraction": point.fraction, "offered_rps": point.offered_rps if point.mode == "open" else None,
+            "ceiling_rps": ceiling(point), "max_in_flight": point.max_in_flight if point.mode == "open" else None,
+            "requests": point.requests, "park_us": point.park_us, "repeat": repeat,
+            "offered": offered, "sent": x.get("sent"), "ok": r.requests, "failed": failed if offered is not None else None,
+            "non2xx": r.non2xx, "timeouts": r.errors_timeout, "rejected": x.get("rejected"),
+            "errors": x.get("errors"), "dropped": x.get("dropped"),
+            "accounted": offered is not None and r.requests + failed + x.get("dropped", 0) == offered,
+            "achieved_rps": r.rps if offered is not None else None, "submit_rps": x.get("submit_rps"),
+            "p50_ms": r.p50_ms, "p90_ms": r.p90_ms, "p99_ms": r.p99_ms, "p99_9_ms": x.get("p99_9_ms"),
+            "max_ms": r.max_ms, "mean_ms": r.mean_ms,
+            "send_lag_p99_ms": x.get("send_lag_p99_ms"), "send_lag_max_ms": x.get("send_lag_max_ms"),
+            "in_flight_max": x.get("in_flight_max"),
+            # the JVM's own account of the measured window (the harness's client_cpu_pct is the whole
+            # process: start-up and warm-up included)
+            "client_cpu_s": x.get("cpu_s"), "client_cpu_us_per_req": x.get("cpu_us_per_req"),
+            "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
+            "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
+            "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
+            "java_version": x.get("java_version"), "server": srv.server.id,
+            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_threads_max", "foreign_cpu_cores",
+                                  "noisy", "raw_file", "started_at")},
+            "server_cpu_us_per_req": 1e6 * m.usage.cpu_s / r.requests if r.requests else None,
+            "outlier": False, "ok_run": r.ok, "failure": r.failure,
+            "hlog_file": str(Path("raw") / (stem + ".hlog")) if hlog.exists() else None,
+            "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
+            "profile": run.profile.name, "run_id": run.run_id,
+        }
+
+    def describe(self, row: dict) -> str:
+        got = (f"{row['achieved_rps']:,.0f}/s ok" if row["achieved_rps"] is not None else "no summary")
+        return (f"{got}  p99 {row['p99_ms']} ms  failed {row['failed']}  dropped {row['dropped']}  "
+                f"client cpu {row['client_cpu_us_per_req']} us/req  server cpu {row['server_cpu_pct'] or 0:.0f}%")
+
+
+# ---- reading a captured clients dataset ------------------------------------------------------------
+
+class ClientDataset(Dataset):
+    """The clients dataset: the HTTP datasets' provenance and caption, its own summary."""
+
+    def summary(self):
+        ok = self.df[self.df["ok_run"]]
+        agg = ok.groupby(KEYS, sort=False, dropna=False).agg(
+            repeats=("repeat", "count"), ceiling_rps=("ceiling_rps", "first"),
+            achieved_rps=("achieved_rps", "median"), achieved_rps_min=("achieved_rps", "min"),
+            achieved_rps_max=("achieved_rps", "max"), submit_rps=("submit_rps", "median"),
+            p50_ms=("p50_ms", "median"), p99_ms=("p99_ms", "median"), p99_ms_min=("p99_ms", "min"),
+            p99_ms_max=("p99_ms", "max"), p99_9_ms=("p99_9_ms", "median"), max_ms=("max_ms", "median"),
+            offered=("offered", "median"), ok=("ok", "median"), failed=("failed", "median"),
+            timeouts=("timeouts", "median"), rejected=("rejected", "median"), errors=("errors", "median"),
+            dropped=("dropped", "median"), accounted=("accounted", "all"),
+            client_cpu_us_per_req=("client_cpu_us_per_req", "median"),
+            client_cpu_us_per_req_min=("client_cpu_us_per_req", "min"),
+            client_cpu_us_per_req_max=("client_cpu_us_per_req", "max"),
+            client_threads_max=("client_threads_max", "max"), server_cpu_pct=("server_cpu_pct", "max"),
+            noisy=("noisy", "any"), outliers=("outlier", "sum"),
+        ).reset_index()
+        return agg
+
+
+def load(path: Path, shown_under: str = "replay") -> ClientDataset:
+    path, df, meta = read_folder(path, ("ok_run", "accounted", "noisy", "outlier"))
+    return ClientDataset(path.name, path, df, meta, {}, shown_under)

@@ -1,0 +1,102 @@
+"""The HTTP clients as load generators (clientload.py) and their experiment (clientrun.py): the command
+line each point becomes, the summary line parsed from a real run, and a brief live run in which every
+offered request is accounted for."""
+from pathlib import Path
+
+import pytest
+
+from iobench import clientload, clientrun, drivers, runner
+from iobench.clientrun import ClientPlan, ClientPoint
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def spec(**kw):
+    base = dict(tool="clientload", client="jetty", connections=16, rate=800.0, max_in_flight=64,
+                duration_s=4.0, warmup_s=2.0, timeout_s=5.0)
+    return drivers.LoadSpec(**{**base, **kw})
+
+
+def test_an_open_point_is_a_rate_a_pool_and_a_cap_on_requests_in_flight():
+    argv = drivers.get("clientload").argv(spec(), "http://127.0.0.1:8080/")
+    main = argv.index("iom.clients.OpenLoad")
+    assert argv[main + 1:] == ["--client", "jetty", "--mode", "open", "--duration", "4", "--warmup", "2",
+                               "--timeout", "5", "--io-threads", "1", "--connections", "16", "--rate", "800",
+                               "--max-in-flight", "64", "http://127.0.0.1:8080/"]
+
+
+def test_a_shipped_pool_names_no_connections_and_the_write_ups_methods_have_their_own_flags():
+    d = drivers.get("clientload")
+    assert "--shipped" in d.argv(spec(shipped=True), "http://h/") and "--connections" not in d.argv(
+        spec(shipped=True), "http://h/")
+    burst = d.argv(spec(client_mode="burst", requests=30000), "http://h/")
+    assert burst[burst.index("--requests") + 1] == "30000" and "--rate" not in burst
+    park = d.argv(spec(client_mode="park", park_us=800), "http://h/")
+    assert park[park.index("--park-us") + 1] == "800"
+
+
+@pytest.mark.parametrize("bad, match", [(dict(client="curl"), "unknown client"),
+                                        (dict(client_mode="closed"), "unknown client mode")])
+def test_an_unknown_client_or_mode_is_a_clear_error(bad, match):
+    with pytest.raises(ValueError, match=match):
+        drivers.get("clientload").argv(spec(**bad), "http://h/")
+
+
+def test_unbuilt_clients_say_how_to_build_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(clientload, "CLIENTS", tmp_path)
+    with pytest.raises(RuntimeError, match="make -C .* clients"):
+        drivers.get("clientload").argv(spec(), "http://h/")
+
+
+def test_littles_law_ceiling_of_equal_and_shipped_pools():
+    assert clientrun.ceiling(ClientPoint("jdk", "equal", 10, connections=64)) == 6400
+    assert clientrun.ceiling(ClientPoint("apache-hc5", "shipped", 10)) == 500   # 5 per route
+    assert clientrun.ceiling(ClientPoint("jetty", "shipped", 10)) == 6400       # 64 per destination
+    assert clientrun.ceiling(ClientPoint("ahc", "shipped", 10)) is None         # no bound
+    assert clientrun.ceiling(ClientPoint("jdk", "cpu", 0, connections=16, rate=2000)) is None
+
+
+def test_every_client_is_measured_at_every_level_of_the_full_plan():
+    levels = {}
+    for p in clientrun.HTTP_CLIENTS.points:
+        levels.setdefault((p.experiment, p.connections, p.offered_rps, p.requests, p.park_us), set()).add(p.client)
+    assert all(clients == set(clientload.IDS) for clients in levels.values())
+    assert {p.experiment for p in clientrun.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park"}
+
+
+def test_a_live_run_accounts_for_every_offered_request(tmp_path):
+    points = (ClientPoint("jdk", "equal", 10, connections=4, fraction=0.5),      # 200/s
+              ClientPoint("okhttp", "equal", 10, connections=4, fraction=0.5),
+              ClientPoint("ahc", "burst", 10, connections=50, mode="burst", requests=300))
+    plan = ClientPlan("tiny-clients", "a test plan", points, points, measured_s=1.0)
+    ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    df = ds.df.set_index(["client", "mode"])
+    assert len(df) == 3 and df.accounted.all() and df.ok_run.all()
+    for client in ("jdk", "okhttp"):
+        row = df.loc[(client, "open")]
+        # a cold JVM (0.5 s of warm-up under smoke) may drop or delay a few, never lose one
+        assert abs(row.offered - 200) <= 2 and row.ok >= 150 and row.ok + row.failed + row.dropped == row.offered
+        assert 10 <= row.p50_ms < 200 and row.client_cpu_us_per_req > 0   # the server's 10 ms timer, at least
+        assert (ds.path / row.hlog_file).stat().st_size > 0
+    burst = df.loc[("ahc", "burst")]
+    assert burst.offered == 300 and burst.ok + burst.failed == 300
+    assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
+
+
+def test_the_summary_of_a_real_run_becomes_a_result_and_keeps_what_a_result_has_no_column_for():
+    r = drivers.get("clientload").parse((FIXTURES / "clientload_okhttp_open.txt").read_text(), 0)
+    x = r.extra
+    assert r.ok and r.requests == x["offered"] - x["dropped"] - r.errors and r.errors == 0
+    assert 0 < r.p50_ms <= r.p99_ms <= r.max_ms and x["client"] == "okhttp" and x["client_version"]
+    assert x["cpu_us_per_req"] > 0 and x["threads_max"] > 0 and x["warmup"]["offered"] > 0
+
+
+def test_a_queue_behind_a_shipped_pool_shows_as_latency_not_as_loss():
+    r = drivers.get("clientload").parse((FIXTURES / "clientload_apache_shipped.txt").read_text(), 0)
+    assert r.extra["shipped"] and r.requests == r.extra["offered"]   # every request answered ...
+    assert r.p99_ms > 10 * 10                                       # ... long after its 10 ms
+
+
+def test_a_run_that_printed_no_summary_is_a_failure_with_its_last_word():
+    r = drivers.get("clientload").parse("OpenLoad: --client must be one of [ahc, ...]\n", 2)
+    assert not r.ok and "exit 2" in r.failure and "--client" in r.failure
