@@ -12,6 +12,10 @@ from __future__ import annotations
 from .drivers import DRIVERS, Driver, LoadResult, LoadSpec, summary_line
 from .manifest import CODE, JAVA_FLAGS, java_home
 
+# The servers' JVM flags with a 2 GiB heap: the client of write-up 003 (an 8 GiB machine) had the JVM's
+# default of a quarter of memory, and at 512 MiB Apache's client ran out of heap in its 30,000-request burst.
+CLIENT_JAVA_FLAGS = ("-Xms2g", "-Xmx2g", *(f for f in JAVA_FLAGS if not f.startswith(("-Xms", "-Xmx"))))
+
 CLIENTS = CODE / "java" / "clients"
 CLIENTS_CLASSPATH = f"{CLIENTS / 'target' / 'classes'}:{CLIENTS / 'target' / 'lib'}/*"
 CLIENTS_BUILD = ("-C", str(CODE), "clients")
@@ -32,13 +36,15 @@ class ClientLoad(Driver):
             raise RuntimeError(f"the Java clients are not built: make {' '.join(CLIENTS_BUILD)}")
         if spec.client not in IDS:
             raise ValueError(f"unknown client {spec.client!r}; known: {', '.join(IDS)}")
-        argv = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", CLIENTS_CLASSPATH, "iom.clients.OpenLoad",
+        argv = [str(java_home() / "bin" / "java"), *CLIENT_JAVA_FLAGS, "-cp", CLIENTS_CLASSPATH, "iom.clients.OpenLoad",
                 "--client", spec.client, "--mode", spec.client_mode, "--duration", f"{spec.duration_s:g}",
                 "--warmup", f"{spec.warmup_s:g}", "--timeout", f"{spec.timeout_s:g}",
                 "--io-threads", str(spec.threads)]
         argv += ["--shipped"] if spec.shipped else ["--connections", str(spec.connections)]
         if spec.client_mode == "open":
             argv += ["--rate", f"{spec.rate:g}", "--max-in-flight", str(spec.max_in_flight)]
+            if spec.warmup_rate:
+                argv += ["--warmup-rate", f"{spec.warmup_rate:g}"]
         elif spec.client_mode == "burst":
             argv += ["--requests", str(spec.requests)]
         elif spec.client_mode == "park":

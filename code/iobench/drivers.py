@@ -37,6 +37,7 @@ class LoadSpec:
     shipped: bool = False      # clientload: the client's own pool, as its library ships it (else `connections`)
     max_in_flight: int = 0     # clientload open mode: a request that finds this many in flight is dropped
     warmup_s: float = 0.0      # clientload: seconds at the same load in the same JVM before measuring
+    warmup_rate: float = 0.0   # clientload open mode: the warm-up's rate, when not `rate`
     park_us: int = 0           # clientload park mode: the pause before each submit
 
     @property

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import limits, sampler
 from .drivers import summary_line
 from .lifecycle import ServerProcess
-from .manifest import C_BUILD, ServerOptions, get
+from .manifest import C_BUILD, ROOT, ServerOptions, get
 
 TWO_CORES = (os.cpu_count() or 1) >= 2
 SERVER_CPUS, LOAD_PREFIX = ("0", ["taskset", "-c", "1"]) if TWO_CORES else (None, [])
@@ -40,6 +40,23 @@ def closed_loop(port: int, connections: int, seconds: float, timeout_s: float = 
     line = summary_line(out.stdout, "OPENLOOP")
     if line is None:
         raise RuntimeError(f"iom-openloop printed no OPENLOOP line (exit {out.returncode}): {out.stderr[-400:]}")
+    return line
+
+
+def client_load(port: int, client: str, seconds: float, warmup_s: float = 3.0, **spec) -> dict:
+    """One Java HTTP client (iom.clients.OpenLoad, book/clients) against 127.0.0.1:port, on CPU 1:
+    its CLIENTLOAD line as a dict (offered, ok, dropped, p99_ms, cpu_us_per_req, ...). `spec`: the
+    LoadSpec fields of a clientload run, e.g. rate=1000, connections=16, max_in_flight=64, or shipped=True."""
+    from .drivers import LoadSpec, get as driver
+
+    limits.raise_nofile()
+    spec = LoadSpec(**{"tool": "clientload", "client": client, "connections": 0, "duration_s": seconds, "warmup_s": warmup_s,
+                       "max_in_flight": 10_000, **spec})
+    out = subprocess.run(LOAD_PREFIX + driver("clientload").argv(spec, f"http://127.0.0.1:{port}/"),
+                         capture_output=True, text=True, cwd=ROOT)
+    line = summary_line(out.stdout, "CLIENTLOAD")
+    if line is None:
+        raise RuntimeError(f"OpenLoad printed no CLIENTLOAD line (exit {out.returncode}): {out.stderr[-400:]}")
     return line
 
 

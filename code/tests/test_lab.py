@@ -66,3 +66,11 @@ def test_a_capture_that_may_not_be_this_code_or_an_unasked_reuse_measures_again(
     monkeypatch.setattr(runner, "run", lambda *a, **k: calls.append(a) or DATA / "io-uring")
     dataset.obtain("io-uring", "smoke", reuse=reuse)
     assert len(calls) == 1
+
+
+def test_a_java_client_against_a_lab_server_reports_every_request_it_was_offered():
+    with lab.server("c-epoll", work_ms=5) as srv:
+        run = lab.client_load(srv.port, "jdk", seconds=1, warmup_s=0.5, rate=100, connections=4)
+    assert run["client"] == "jdk" and abs(run["offered"] - 100) <= 1
+    assert run["ok"] + run["non2xx"] + run["timeouts"] + run["rejected"] + run["errors"] + run["dropped"] == run["offered"]
+    assert run["p50_ms"] >= 5  # the server's timer

@@ -7,7 +7,7 @@ import java.time.Duration;
  * OpenLoad's command line, parsed and checked: every mistake is one {@link Usage} line, which
  * {@link OpenLoad#main} prints before exiting 2.
  */
-record LoadOptions(String mode, String client, URI uri, double rate, double durationS, double warmupS,
+record LoadOptions(String mode, String client, URI uri, double rate, double warmupRate, double durationS, double warmupS,
                    int connections, int ioThreads, double timeoutS, int maxInFlight, boolean shipped,
                    String hlog, int requests, long parkUs) {
 
@@ -20,6 +20,8 @@ record LoadOptions(String mode, String client, URI uri, double rate, double dura
               --rate R             open: requests per second; request i is intended at t0 + i/R
               --duration S         open, park: measured seconds
               --warmup S           open, park: seconds of the same load before them, counted apart (0)
+              --warmup-rate R      open: the warm-up's rate instead (a rate the client keeps up with, so that the
+                                   measured window does not start behind a queue the warm-up left)
               --requests K         burst: how many
               --park-us P          park: microseconds between submissions
               --connections N      the pool, the same for every client (16)
@@ -41,7 +43,7 @@ record LoadOptions(String mode, String client, URI uri, double rate, double dura
 
     static LoadOptions parse(String... args) throws Usage {
         String mode = "open", client = null, hlog = null, url = null;
-        double rate = 0, duration = 0, warmup = 0, timeout = 5;
+        double rate = 0, warmupRate = 0, duration = 0, warmup = 0, timeout = 5;
         int connections = 16, ioThreads = 1, maxInFlight = 1000, requests = 0;
         long parkUs = -1;
         boolean shipped = false;
@@ -67,6 +69,7 @@ record LoadOptions(String mode, String client, URI uri, double rate, double dura
                 case "--client" -> client = v;
                 case "--hlog" -> hlog = v;
                 case "--rate" -> rate = positive(a, v);
+                case "--warmup-rate" -> warmupRate = positive(a, v);
                 case "--duration" -> duration = positive(a, v);
                 case "--warmup" -> warmup = number(a, v, 0);
                 case "--timeout" -> timeout = positive(a, v);
@@ -97,7 +100,8 @@ record LoadOptions(String mode, String client, URI uri, double rate, double dura
             throw new Usage("not a URL: " + url);
         }
         require("http".equals(uri.getScheme()) && uri.getHost() != null, "the URL must be http://HOST[:PORT]/...; got " + url);
-        return new LoadOptions(mode, client, uri, rate, duration, warmup, connections, ioThreads, timeout,
+        return new LoadOptions(mode, client, uri, rate, warmupRate > 0 ? warmupRate : rate, duration, warmup,
+                connections, ioThreads, timeout,
                 maxInFlight, shipped, hlog, requests, parkUs);
     }
 

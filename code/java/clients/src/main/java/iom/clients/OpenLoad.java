@@ -100,12 +100,18 @@ public final class OpenLoad {
         return result(tm, total);
     }
 
-    /** Request i at t0 + i/rate; dropped when --max-in-flight are in flight. */
+    /** Request i at t0 + i/rate; dropped when --max-in-flight are in flight. The warm-up (t0 to tm)
+     * runs at --warmup-rate, which is --rate unless asked otherwise. */
     private void open(long t0, long tm, long tEnd) {
+        schedule(t0, tm, o.warmupRate(), false);
+        schedule(tm, tEnd, o.rate(), true);
+        cpuEnd = os.getProcessCpuTime();
+    }
+
+    private void schedule(long from, long to, double rate, boolean measured) {
         long intended;
-        for (long i = 0; (intended = t0 + (long) (i * 1e9 / o.rate())) < tEnd; i++) {
+        for (long i = 0; (intended = from + (long) (i * 1e9 / rate)) < to; i++) {
             long now = waitUntil(intended);
-            boolean measured = intended >= tm;
             Tally t = measured ? main : warm;
             if (measured && cpuStart < 0) {
                 openWindow();
@@ -120,7 +126,6 @@ public final class OpenLoad {
             }
             send(new Req(intended, measured));
         }
-        cpuEnd = os.getProcessCpuTime();
     }
 
     /** Write-up 003's JMH benchmark (@Threads(1)): park P us, submit one request, never wait. */
@@ -220,6 +225,7 @@ public final class OpenLoad {
         r.put("client_version", driver.version());
         r.put("java_version", Runtime.version().toString());
         r.put("rate", open ? o.rate() : null);
+        r.put("warmup_rate", open ? o.warmupRate() : null);
         r.put("connections", o.shipped() ? null : o.connections());
         r.put("io_threads", o.shipped() ? null : o.ioThreads());
         r.put("shipped", o.shipped());
@@ -302,6 +308,9 @@ public final class OpenLoad {
             System.err.println("OpenLoad: " + e.getMessage() + (args.length == 0 ? "" : " (no arguments: usage)"));
             System.exit(2);
         }
+        // The summary's writer, loaded now: a burst can take every file descriptor the process may
+        // have, and a class loaded after that cannot be read from its jar (NoClassDefFoundError).
+        JsonLine.of(Map.of());
         Driver d = null;
         Map<String, Object> r = null;
         try {

@@ -68,6 +68,7 @@ class DriversTest {
     static void answer(HttpExchange x) throws IOException {
         int now = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(now, Math::max);
+        boolean answered = false;
         try {
             protocols.add(x.getProtocol());
             String upgrade = x.getRequestHeaders().getFirst("Upgrade");
@@ -79,6 +80,10 @@ class DriversTest {
                 Thread.sleep(Long.parseLong(query.substring(3)));
             }
             byte[] body = "x".repeat(BODY).getBytes();
+            // the request stops counting as its answer starts: the client may send its next request on this
+            // connection as soon as it has read the answer, before this thread is back in `finally`
+            answered = true;
+            inFlight.decrementAndGet();
             x.sendResponseHeaders(200, body.length);
             try (OutputStream out = x.getResponseBody()) {
                 out.write(body);
@@ -86,7 +91,9 @@ class DriversTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            inFlight.decrementAndGet();
+            if (!answered) {
+                inFlight.decrementAndGet();
+            }
         }
     }
 

@@ -78,6 +78,7 @@ class OpenLoadTest {
      */
     static void answer(HttpExchange x) throws IOException {
         peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+        boolean answered = false;
         try {
             String path = x.getRequestURI().getPath(), query = String.valueOf(x.getRequestURI().getQuery());
             long now = System.nanoTime();
@@ -97,6 +98,10 @@ class OpenLoadTest {
                 Thread.sleep(Long.parseLong(query.substring(3)));
             }
             byte[] body = "ok".getBytes();
+            // the request stops counting as its answer starts: the client may send its next request on this
+            // connection as soon as it has read the answer, before this thread is back in `finally`
+            answered = true;
+            inFlight.decrementAndGet();
             x.sendResponseHeaders(path.equals("/fail") ? 503 : 200, body.length);
             try (OutputStream out = x.getResponseBody()) {
                 out.write(body);
@@ -104,7 +109,9 @@ class OpenLoadTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            inFlight.decrementAndGet();
+            if (!answered) {
+                inFlight.decrementAndGet();
+            }
         }
     }
 
@@ -148,6 +155,18 @@ class OpenLoadTest {
         assertEquals(offered, n(r, "ok"), r.toString());
         assertEquals(id, r.get("client"));
         assertTrue(!"unknown".equals(r.get("client_version")), r.toString());
+    }
+
+    @Test
+    void theWarmUpRunsAtItsOwnRateAndTheMeasuredWindowAtTheRate() throws Exception {
+        Map<String, Object> r = load("--client", "jetty", "--rate", "200", "--warmup-rate", "50", "--warmup", "1",
+                "--duration", "1", "--connections", "4", url("/"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> warm = (Map<String, Object>) r.get("warmup");
+        assertTrue(Math.abs(n(warm, "offered") - 50) <= 1, "warm-up at 50/s for 1 s: " + warm);
+        assertTrue(Math.abs(n(r, "offered") - 200) <= 1, "measured at 200/s for 1 s: " + r);
+        assertEquals(50.0, ms(r, "warmup_rate"), 0.0);
+        assertAccounted(r);
     }
 
     @ParameterizedTest
