@@ -208,7 +208,9 @@ class ClientExperiment(Experiment):
             shipped=not point.connections, threads=point.io_threads, rate=point.offered_rps,
             max_in_flight=point.max_in_flight, requests=point.requests, park_us=point.park_us,
             warmup_rate=point.warmup_rate,
-            duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s, hist=str(hlog))
+            # relative to the repository root, the generator's working directory: no machine path in the output
+            duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s,
+            hist=str(hlog.relative_to(manifest.ROOT) if hlog.is_relative_to(manifest.ROOT) else hlog))
         driver = drivers.get("clientload")
         load = Load(warmup=[], measured=run.client_prefix + driver.argv(spec, srv.url),
                     timeout_s=warmup_s + measured_s + 3 * point.timeout_s + 120)
