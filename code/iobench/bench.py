@@ -218,7 +218,7 @@ class _ConnProbe(runner.Probe):
         return self.sampler.stop(), self.sampler.samples
 
 
-class _TcpProbe(runner.Probe):
+class TcpProbe(runner.Probe):
     """TCP counters (listen overflows, resets), before and after: this namespace's, and behind
     a link the server's namespace's too (its accept queue overflows there), summed."""
 
@@ -237,6 +237,13 @@ class _TcpProbe(runner.Probe):
 
     def stop(self) -> dict:
         return {k: v - self.before.get(k, 0) for k, v in self._read().items()}
+
+
+def tcp_columns(tcp: dict) -> dict:
+    """A TcpProbe's counts as a row's columns."""
+    return {"listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
+            "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
+            "tcp_abort_on_close": tcp.get("TCPAbortOnClose")}
 
 
 def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
@@ -259,10 +266,9 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
     # in an idle study, the busy connections are told apart by their address (127.0.0.1)
     busy_from = "127.0.0.1" if held is not None else None
     m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
-                                           "tcp": _TcpProbe(run.netns)})
+                                           "tcp": TcpProbe(run.netns)})
     result = driver.parse(m.output, m.code)
     received, samples = m.probes["conns"]
-    tcp = m.probes["tcp"]
     usage = m.usage
     return {
         "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
@@ -278,9 +284,7 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
         **served_columns(point, result, received, samples),
         **idle_columns(held, srv, point),
         "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
-        "listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
-        "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
-        "tcp_abort_on_close": tcp.get("TCPAbortOnClose"),
+        **tcp_columns(m.probes["tcp"]),
         "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
         "profile": run.profile.name, "run_id": run.run_id,
     }

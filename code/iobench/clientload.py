@@ -22,6 +22,11 @@ CLIENTS_BUILD = ("-C", str(CODE), "clients")
 IDS = ("ahc", "apache-hc5", "jdk", "jetty", "okhttp")  # iom.clients.Drivers.IDS
 
 
+def gc_log_path(hist: str) -> str:
+    """Where the garbage collector's log of a run goes: beside its .hlog."""
+    return hist.removesuffix(".hlog") + ".gc.log"
+
+
 class ClientLoad(Driver):
     """One Java client driven open-loop (constant rate, intended starts, a cap on requests in
     flight beyond which a request is dropped, latency from the intended start), or as source
@@ -36,7 +41,10 @@ class ClientLoad(Driver):
             raise RuntimeError(f"the Java clients are not built: make {' '.join(CLIENTS_BUILD)}")
         if spec.client not in IDS:
             raise ValueError(f"unknown client {spec.client!r}; known: {', '.join(IDS)}")
-        argv = [str(java_home() / "bin" / "java"), *CLIENT_JAVA_FLAGS, "-cp", CLIENTS_CLASSPATH, "iom.clients.OpenLoad",
+        # beside the interval log, the collector's pauses (one line each, stamped with the JVM's uptime)
+        gc_log = [f"-Xlog:gc:file={gc_log_path(spec.hist)}:uptime"] if spec.hist else []
+        argv = [str(java_home() / "bin" / "java"), *CLIENT_JAVA_FLAGS, *gc_log, "-cp", CLIENTS_CLASSPATH,
+                "iom.clients.OpenLoad",
                 "--client", spec.client, "--mode", spec.client_mode, "--duration", f"{spec.duration_s:g}",
                 "--warmup", f"{spec.warmup_s:g}", "--timeout", f"{spec.timeout_s:g}",
                 "--io-threads", str(spec.threads)]

@@ -14,7 +14,13 @@ clients one after the other at each level (interleaved, so drift between minutes
   * shipped pools: each client as its library ships it, at one rate above the smallest ceiling;
   * CPU per request against the 0 ms server, at fixed rates;
   * the write-up's two methods: all requests at once with no bound (burst), and one submit
-    every park_us without waiting for the answer (park, the shape of its JMH benchmark).
+    every park_us without waiting for the answer (park, the shape of its JMH benchmark);
+  * the write-up's server was another machine: equal pools again with the server answering at
+    once behind an iom-delaylink of 10 ms round trip (netlink.DelayLink), so the wait is the
+    network's, not a timer's, and every new connection pays a round trip to open.
+
+Each row carries the kernel's TCP counters over its window (listen overflows, resets, segments
+sent again): the burst's failures are read from them.
 
 Every row accounts for every offered request: ok + failed + dropped = offered (`accounted`).
 """
@@ -26,7 +32,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import drivers, manifest, runner
-from .clientload import IDS
+from .bench import TcpProbe, tcp_columns
+from .clientload import IDS, gc_log_path
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
@@ -45,6 +52,7 @@ class ClientPoint:
     client: str               # clientload.IDS
     experiment: str           # equal, shipped, cpu, burst, park
     delay_ms: float           # the server's delay per request (a timer)
+    link_rtt_ms: float = 0.0  # > 0: the server behind an iom-delaylink of this round trip
     connections: int = 0      # N for every client; 0: the client's pool as shipped
     fraction: float = 0.0     # open: offered rate as this share of N / delay
     rate: float = 0.0         # open: or this fixed rate
@@ -57,7 +65,12 @@ class ClientPoint:
 
     @property
     def offered_rps(self) -> float:
-        return self.rate or (self.fraction * self.connections * 1000.0 / self.delay_ms if self.delay_ms else 0.0)
+        return self.rate or (self.fraction * self.connections * 1000.0 / self.wait_ms if self.wait_ms else 0.0)
+
+    @property
+    def wait_ms(self) -> float:
+        """What each request waits for at the least: the server's delay and the link's round trip."""
+        return self.delay_ms + self.link_rtt_ms
 
     @property
     def max_in_flight(self) -> int:
@@ -67,7 +80,8 @@ class ClientPoint:
         how = {"open": f"{self.offered_rps:,.0f}/s", "burst": f"{self.requests:,} at once",
                "park": f"park {self.park_us} us"}[self.mode]
         pool = f"N={self.connections}" if self.connections else "shipped pool"
-        return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms"
+        link = f", link {self.link_rtt_ms:g} ms" if self.link_rtt_ms else ""
+        return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms{link}"
 
 
 def _each(**kw) -> tuple[ClientPoint, ...]:
@@ -77,6 +91,7 @@ def _each(**kw) -> tuple[ClientPoint, ...]:
 # Offered rates as shares of N / delay: well below, near and beyond the ceiling (N = 16: 1,600/s;
 # N = 64: 6,400/s, where one core of client is itself a limit).
 FRACTIONS = {16: (0.5, 0.9, 1.2), 64: (0.5, 0.9, 1.2)}
+LINK_RTT_MS = 10.0
 POINTS = (
     *(p for n, fs in FRACTIONS.items() for f in fs
       for p in _each(experiment="equal", delay_ms=10, connections=n, fraction=f)),
@@ -90,6 +105,9 @@ POINTS = (
     # the write-up's JMH shape: park, submit, never wait
     *(p for us in (100, 800) for p in _each(experiment="park", delay_ms=10, connections=64, mode="park",
                                             park_us=us)),
+    # equal pools again, the wait the link's round trip instead of the server's timer
+    *(p for f in (0.5, 0.9) for p in _each(experiment="link", delay_ms=0, link_rtt_ms=LINK_RTT_MS,
+                                            connections=16, fraction=f)),
 )
 # smoke (the book's test build): every client where the chapter compares all five, two elsewhere
 _TWO = ("apache-hc5", "jetty")
@@ -99,6 +117,7 @@ SMOKE_POINTS = (
     *(ClientPoint(c, "cpu", 0, connections=16, rate=1000) for c in _TWO),
     *(ClientPoint(c, "burst", 10, connections=1000, mode="burst", requests=2000) for c in _TWO),
     *(ClientPoint(c, "park", 10, connections=64, mode="park", park_us=800) for c in _TWO),
+    *(ClientPoint(c, "link", 0, LINK_RTT_MS, connections=16, fraction=0.5) for c in _TWO),
 )
 
 
@@ -138,25 +157,29 @@ HTTP_CLIENTS = ClientPlan(
 CLIENT_PLANS = {p.dataset: p for p in (HTTP_CLIENTS,)}
 
 COLUMNS = [
-    "client", "client_version", "experiment", "pool", "connections", "io_threads", "delay_ms", "mode",
+    "client", "client_version", "experiment", "pool", "connections", "io_threads", "delay_ms", "link_rtt_ms",
+    "mode",
     "fraction", "offered_rps", "warmup_rate", "ceiling_rps", "max_in_flight", "requests", "park_us", "repeat",
     "offered", "sent", "ok", "failed", "non2xx", "timeouts", "rejected", "errors", "dropped", "accounted",
     "achieved_rps", "submit_rps", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "send_lag_max_ms", "in_flight_max",
     "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "thread_groups",
-    "error_kinds", "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
+    "error_kinds", "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
+    "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
     "server_threads_max", "foreign_cpu_cores", "noisy", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
+    "gc_log_file",
     "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
-KEYS = ["client", "experiment", "pool", "connections", "delay_ms", "mode", "fraction", "offered_rps",
+KEYS = ["client", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction", "offered_rps",
         "requests", "park_us"]
 
 
 def ceiling(point: ClientPoint) -> float | None:
-    """Little's law: at most `connections` requests in flight, each taking the delay, allow
-    connections / delay per second; None where the pool has no bound (or there is no delay)."""
+    """Little's law: at most `connections` requests in flight, each taking the delay (and the
+    link's round trip), allow connections / wait per second; None where the pool has no bound
+    (or there is no wait)."""
     n = point.connections or SHIPPED_CONNECTIONS[point.client]
-    return n * 1000.0 / point.delay_ms if n and point.delay_ms else None
+    return n * 1000.0 / point.wait_ms if n and point.wait_ms else None
 
 
 class ClientExperiment(Experiment):
@@ -185,6 +208,18 @@ class ClientExperiment(Experiment):
                 "servers": {self.server.id: {"model": self.server.model, "lang": self.server.lang,
                                              "summary": self.server.summary}}}
 
+    def settings(self, run: Run):
+        """Loopback, then (when the plan has such points) the server behind a delay link, whose
+        forwarding program shares the server's core (the client's core stays the client's)."""
+        here = [p for p in run.points if not p.link_rtt_ms]
+        if here:
+            yield "loopback", None, here
+        for rtt in dict.fromkeys(p.link_rtt_ms for p in run.points if p.link_rtt_ms):
+            from .netlink import DelayLink
+
+            yield f"delay-{rtt:g}ms", DelayLink(rtt, cpus=run.server_cpus or "0"), \
+                [p for p in run.points if p.link_rtt_ms == rtt]
+
     def _units(self, points) -> list[Unit]:
         """One server process per delay, serving every point at that delay."""
         return [Unit(self.server, [p for p in points if p.delay_ms == d], ServerOptions(work_ms=d),
@@ -200,8 +235,9 @@ class ClientExperiment(Experiment):
     def measure(self, run: Run, srv: ServerProcess, point: ClientPoint, repeat: int) -> dict:
         measured_s, warmup_s = self.timing(run)
         level = {"open": f"r{point.offered_rps:.0f}", "burst": f"n{point.requests}", "park": f"p{point.park_us}"}
+        link = f"-l{point.link_rtt_ms:g}" if point.link_rtt_ms else ""
         stem = (f"{point.client}/{point.experiment}-{level[point.mode]}-c{point.connections or 'shipped'}"
-                f"-d{point.delay_ms:g}-r{repeat}")
+                f"-d{point.delay_ms:g}{link}-r{repeat}")
         hlog = run.writer.raw_path(stem + ".hlog")
         spec = drivers.LoadSpec(
             tool="clientload", client=point.client, client_mode=point.mode, connections=point.connections,
@@ -214,7 +250,7 @@ class ClientExperiment(Experiment):
         driver = drivers.get("clientload")
         load = Load(warmup=[], measured=run.client_prefix + driver.argv(spec, srv.url),
                     timeout_s=warmup_s + measured_s + 3 * point.timeout_s + 120)
-        m = run.measure_load(srv, stem, load)
+        m = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)})
         r = driver.parse(m.output, m.code)
         x = r.extra
         failed = r.errors
@@ -223,7 +259,8 @@ class ClientExperiment(Experiment):
         return {
             "client": point.client, "client_version": x.get("client_version"), "experiment": point.experiment,
             "pool": "equal" if point.connections else "shipped", "connections": point.connections,
-            "io_threads": point.io_threads, "delay_ms": point.delay_ms, "mode": point.mode,
+            "io_threads": point.io_threads, "delay_ms": point.delay_ms, "link_rtt_ms": point.link_rtt_ms,
+            "mode": point.mode,
             "fraction": point.fraction, "offered_rps": point.offered_rps if point.mode == "open" else None,
             "warmup_rate": point.warmup_rate or None, "ceiling_rps": ceiling(point), "max_in_flight": point.max_in_flight if point.mode == "open" else None,
             "requests": point.requests, "park_us": point.park_us, "repeat": repeat,
@@ -245,12 +282,14 @@ class ClientExperiment(Experiment):
             "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
             "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
             "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
+            **tcp_columns(m.probes["tcp"]),
             "java_version": x.get("java_version"), "server": srv.server.id,
             **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_threads_max", "foreign_cpu_cores",
                                   "noisy", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * m.usage.cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,
             "hlog_file": str(Path("raw") / (stem + ".hlog")) if hlog.exists() else None,
+            "gc_log_file": str(Path("raw") / (stem + ".gc.log")) if Path(gc_log_path(str(hlog))).exists() else None,
             "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
             "profile": run.profile.name, "run_id": run.run_id,
         }

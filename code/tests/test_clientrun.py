@@ -1,6 +1,8 @@
 """The HTTP clients as load generators (clientload.py) and their experiment (clientrun.py): the command
 line each point becomes, the summary line parsed from a real run, and a brief live run in which every
 offered request is accounted for."""
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,9 @@ def test_littles_law_ceiling_of_equal_and_shipped_pools():
     assert clientrun.ceiling(ClientPoint("jetty", "shipped", 10)) == 6400       # 64 per destination
     assert clientrun.ceiling(ClientPoint("ahc", "shipped", 10)) is None         # no bound
     assert clientrun.ceiling(ClientPoint("jdk", "cpu", 0, connections=16, rate=2000)) is None
+    # behind a link the round trip is the wait: 16 connections of 10 ms each, the server answering at once
+    behind = ClientPoint("jdk", "link", 0, link_rtt_ms=10, connections=16, fraction=0.5)
+    assert clientrun.ceiling(behind) == 1600 and behind.offered_rps == 800
 
 
 def test_every_client_is_measured_at_every_level_of_the_full_plan():
@@ -61,7 +66,8 @@ def test_every_client_is_measured_at_every_level_of_the_full_plan():
     for p in clientrun.HTTP_CLIENTS.points:
         levels.setdefault((p.experiment, p.connections, p.offered_rps, p.requests, p.park_us), set()).add(p.client)
     assert all(clients == set(clientload.IDS) for clients in levels.values())
-    assert {p.experiment for p in clientrun.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park"}
+    assert {p.experiment for p in clientrun.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park",
+                                                                     "link"}
 
 
 def test_a_live_run_accounts_for_every_offered_request(tmp_path):
@@ -78,9 +84,28 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
         assert abs(row.offered - 200) <= 2 and row.ok >= 150 and row.ok + row.failed + row.dropped == row.offered
         assert 10 <= row.p50_ms < 200 and row.client_cpu_us_per_req > 0   # the server's 10 ms timer, at least
         assert (ds.path / row.hlog_file).stat().st_size > 0
+        assert "Using G1" in (ds.path / row.gc_log_file).read_text()   # the collector's log (its pauses) beside it
     burst = df.loc[("ahc", "burst")]
     assert burst.offered == 300 and burst.ok + burst.failed == 300
+    assert burst.listen_overflows >= 0 and burst.tcp_out_rsts >= 0   # the kernel's counters, on every row
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
+
+
+def test_behind_a_delay_link_the_wait_is_the_round_trip_and_the_link_is_taken_down(tmp_path):
+    from iobench import netlink
+    try:
+        netlink.DelayLink.check_available()
+    except netlink.LinkUnavailable as exc:
+        pytest.skip(str(exc))
+    points = (ClientPoint("jdk", "link", 0, link_rtt_ms=10, connections=4, fraction=0.5),)   # 200/s
+    plan = ClientPlan("tiny-link", "a test plan", points, points, measured_s=1.0)
+    ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    row = ds.df.iloc[0]
+    assert row.accounted and row.ok_run and row.link_rtt_ms == 10 and row.ceiling_rps == 400
+    assert 10 <= row.p50_ms < 100            # the server answers at once: the wait is the link's round trip
+    assert list(ds.meta["links"]) == ["delay-10ms"] and ds.meta["links"]["delay-10ms"]["after"]
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert f"iom-srv-{os.getpid()}-" not in names   # the namespace went with the run
 
 
 def test_the_summary_of_a_real_run_becomes_a_result_and_keeps_what_a_result_has_no_column_for():

@@ -135,15 +135,15 @@ def test_sequential_server_pays_two_round_trips_per_request(link_possible):
 
 def test_tcp_counters_are_read_where_the_server_is(link_possible):
     """Behind a link the server's accept queue lives in its own namespace: an overflow is
-    counted there, so the HTTP rows' TCP counters (bench._TcpProbe) add that namespace's
+    counted there, so the HTTP rows' TCP counters (bench.TcpProbe) add that namespace's
     to this one's. c-sequential with a backlog of 1, busy with a first client that sends
     nothing, and nine more connecting: the queue overflows."""
     from iobench import sampler
-    from iobench.bench import _TcpProbe
+    from iobench.bench import TcpProbe
     with DelayLink(20) as link:
         with ServerProcess(get("c-sequential"), ServerOptions(host=link.server_host, backlog=1),
                            netns=link.netns) as srv:
-            probe, here = _TcpProbe(link.netns), sampler.tcp_counters()
+            probe, here = TcpProbe(link.netns), sampler.tcp_counters()
             probe.start()
             socks = []
             for _ in range(10):
