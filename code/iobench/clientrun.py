@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -323,6 +324,24 @@ class ClientDataset(Dataset):
             noisy=("noisy", "any"), outliers=("outlier", "sum"),
         ).reset_index()
         return agg
+
+
+    def with_gc(self, rows):
+        """These rows with what the collector's log of each run says (gc_log_file): the pauses
+        (`gc_pauses`), the seconds the JVM stood still in them (`gc_pause_s`), and the most heap
+        still in use after one (`gc_heap_after_mib`), the JVM's whole life (warm-up included)."""
+        got = [gc_pauses((self.path / f).read_text()) if isinstance(f, str) else {} for f in rows["gc_log_file"]]
+        return rows.assign(**{k: [g.get(k) for g in got] for k in ("gc_pauses", "gc_pause_s", "gc_heap_after_mib")})
+
+
+_PAUSE = re.compile(r"Pause .*?(\d+)M->(\d+)M\(\d+M\) ([\d.]+)ms$")
+
+
+def gc_pauses(log: str) -> dict:
+    """A -Xlog:gc log's pauses: how many, their seconds, the most heap in use after one (MiB)."""
+    found = [m for m in map(_PAUSE.search, log.splitlines()) if m]
+    return {"gc_pauses": len(found), "gc_pause_s": sum(float(m[3]) for m in found) / 1000,
+            "gc_heap_after_mib": max((int(m[2]) for m in found), default=0)}
 
 
 def load(path: Path, shown_under: str = "replay") -> ClientDataset:

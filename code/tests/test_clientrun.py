@@ -125,3 +125,14 @@ def test_a_queue_behind_a_shipped_pool_shows_as_latency_not_as_loss():
 def test_a_run_that_printed_no_summary_is_a_failure_with_its_last_word():
     r = drivers.get("clientload").parse("OpenLoad: --client must be one of [ahc, ...]\n", 2)
     assert not r.ok and "exit 2" in r.failure and "--client" in r.failure
+
+
+def test_the_collectors_log_gives_its_pauses_and_the_heap_left_after_them():
+    log = ("[0.004s] Using G1\n"
+           "[1.772s] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 103M->69M(2048M) 109.833ms\n"
+           "[3.668s] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 299M->300M(2048M) 280.340ms\n"
+           "[4.000s] GC(4) Pause Remark 310M->305M(2048M) 1.500ms\n")
+    got = clientrun.gc_pauses(log)
+    assert got["gc_pauses"] == 3 and got["gc_heap_after_mib"] == 305
+    assert got["gc_pause_s"] == pytest.approx(0.391673)
+    assert clientrun.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
