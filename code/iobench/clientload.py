@@ -22,9 +22,14 @@ CLIENTS_BUILD = ("-C", str(CODE), "clients")
 IDS = ("ahc", "apache-hc5", "jdk", "jetty", "okhttp")  # iom.clients.Drivers.IDS
 
 
-def gc_log_path(hist: str) -> str:
-    """Where the garbage collector's log of a run goes: beside its .hlog."""
-    return hist.removesuffix(".hlog") + ".gc.log"
+# What a run leaves beside its .hlog: the garbage collector's log (one line per pause, stamped with the
+# JVM's uptime) and one dump of every thread halfway through the measured window.
+BESIDE_HLOG = {"gc_log": ".gc.log", "thread_dump": ".threads.txt"}
+
+
+def beside_hlog(hist: str, what: str) -> str:
+    """The path of `what` (BESIDE_HLOG) of the run whose .hlog is `hist`."""
+    return hist.removesuffix(".hlog") + BESIDE_HLOG[what]
 
 
 class ClientLoad(Driver):
@@ -41,8 +46,7 @@ class ClientLoad(Driver):
             raise RuntimeError(f"the Java clients are not built: make {' '.join(CLIENTS_BUILD)}")
         if spec.client not in IDS:
             raise ValueError(f"unknown client {spec.client!r}; known: {', '.join(IDS)}")
-        # beside the interval log, the collector's pauses (one line each, stamped with the JVM's uptime)
-        gc_log = [f"-Xlog:gc:file={gc_log_path(spec.hist)}:uptime"] if spec.hist else []
+        gc_log = [f"-Xlog:gc:file={beside_hlog(spec.hist, 'gc_log')}:uptime"] if spec.hist else []
         argv = [str(java_home() / "bin" / "java"), *CLIENT_JAVA_FLAGS, *gc_log, "-cp", CLIENTS_CLASSPATH,
                 "iom.clients.OpenLoad",
                 "--client", spec.client, "--mode", spec.client_mode, "--duration", f"{spec.duration_s:g}",
@@ -60,7 +64,7 @@ class ClientLoad(Driver):
         else:
             raise ValueError(f"unknown client mode {spec.client_mode!r}: open, burst or park")
         if spec.hist:
-            argv += ["--hlog", spec.hist]
+            argv += ["--hlog", spec.hist, "--thread-dump", beside_hlog(spec.hist, "thread_dump")]
         return argv + [url.rstrip("/") + spec.path]
 
     # the CLIENTLOAD line's fields that LoadResult has columns for; the rest go to `extra`

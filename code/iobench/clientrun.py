@@ -15,9 +15,12 @@ clients one after the other at each level (interleaved, so drift between minutes
   * CPU per request against the 0 ms server, at fixed rates;
   * the write-up's two methods: all requests at once with no bound (burst), and one submit
     every park_us without waiting for the answer (park, the shape of its JMH benchmark);
-  * the write-up's server was another machine: equal pools again with the server answering at
-    once behind an iom-delaylink of 10 ms round trip (netlink.DelayLink), so the wait is the
-    network's, not a timer's, and every new connection pays a round trip to open.
+  * the write-up's server was another machine: equal pools again behind an iom-delaylink of 10 ms
+    round trip (netlink.DelayLink), the server answering at once (the wait is the network's, not a
+    timer's, and every new connection pays a round trip to open) and after its 10 ms timer.
+
+Each run leaves beside its .hlog the collector's log and one dump of every thread (name, state,
+CPU, stack) halfway through its measured window: what each client's threads do.
 
 Each row carries the kernel's TCP counters over its window (listen overflows, resets, segments
 sent again): the burst's failures are read from them.
@@ -34,7 +37,7 @@ from pathlib import Path
 
 from . import drivers, manifest, runner
 from .bench import TcpProbe, tcp_columns
-from .clientload import IDS, gc_log_path
+from .clientload import BESIDE_HLOG, IDS, beside_hlog
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
@@ -89,9 +92,9 @@ def _each(**kw) -> tuple[ClientPoint, ...]:
     return tuple(ClientPoint(client, **kw) for client in IDS)
 
 
-# Offered rates as shares of N / delay: well below, near and beyond the ceiling (N = 16: 1,600/s;
-# N = 64: 6,400/s, where one core of client is itself a limit).
-FRACTIONS = {16: (0.5, 0.9, 1.2), 64: (0.5, 0.9, 1.2)}
+# Offered rates as shares of N / delay, from 10 % to 150 %: light, half, near and beyond the ceiling
+# (N = 16: 1,600/s; N = 64: 6,400/s, where one core of client is itself a limit).
+FRACTIONS = {16: (0.1, 0.5, 0.9, 1.2, 1.5), 64: (0.1, 0.5, 0.9, 1.2, 1.5)}
 LINK_RTT_MS = 10.0
 POINTS = (
     *(p for n, fs in FRACTIONS.items() for f in fs
@@ -106,19 +109,20 @@ POINTS = (
     # the write-up's JMH shape: park, submit, never wait
     *(p for us in (100, 800) for p in _each(experiment="park", delay_ms=10, connections=64, mode="park",
                                             park_us=us)),
-    # equal pools again, the wait the link's round trip instead of the server's timer
-    *(p for f in (0.5, 0.9) for p in _each(experiment="link", delay_ms=0, link_rtt_ms=LINK_RTT_MS,
-                                            connections=16, fraction=f)),
+    # equal pools again behind the link: its round trip alone, then with the server's 10 ms timer too
+    *(p for d in (0, 10) for f in (0.5, 0.9) for p in _each(experiment="link", delay_ms=d, link_rtt_ms=LINK_RTT_MS,
+                                                            connections=16, fraction=f)),
 )
 # smoke (the book's test build): every client where the chapter compares all five, two elsewhere
 _TWO = ("apache-hc5", "jetty")
 SMOKE_POINTS = (
     *_each(experiment="equal", delay_ms=10, connections=16, fraction=0.5),
+    *(ClientPoint(c, "equal", 10, connections=16, fraction=0.1) for c in _TWO),
     *_each(experiment="shipped", delay_ms=10, rate=1000, warmup_rate=400),
     *(ClientPoint(c, "cpu", 0, connections=16, rate=1000) for c in _TWO),
     *(ClientPoint(c, "burst", 10, connections=1000, mode="burst", requests=2000) for c in _TWO),
     *(ClientPoint(c, "park", 10, connections=64, mode="park", park_us=800) for c in _TWO),
-    *(ClientPoint(c, "link", 0, LINK_RTT_MS, connections=16, fraction=0.5) for c in _TWO),
+    *(ClientPoint(c, "link", d, LINK_RTT_MS, connections=16, fraction=0.5) for d in (0, 10) for c in _TWO),
 )
 
 
@@ -168,7 +172,7 @@ COLUMNS = [
     "error_kinds", "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
     "server_threads_max", "foreign_cpu_cores", "noisy", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
-    "gc_log_file",
+    "gc_log_file", "thread_dump_file",
     "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
 KEYS = ["client", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction", "offered_rps",
@@ -290,7 +294,8 @@ class ClientExperiment(Experiment):
             "server_cpu_us_per_req": 1e6 * m.usage.cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,
             "hlog_file": str(Path("raw") / (stem + ".hlog")) if hlog.exists() else None,
-            "gc_log_file": str(Path("raw") / (stem + ".gc.log")) if Path(gc_log_path(str(hlog))).exists() else None,
+            **{f"{what}_file": str(Path("raw") / (stem + ext)) if Path(beside_hlog(str(hlog), what)).exists() else None
+               for what, ext in BESIDE_HLOG.items()},
             "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
             "profile": run.profile.name, "run_id": run.run_id,
         }
@@ -332,6 +337,43 @@ class ClientDataset(Dataset):
         still in use after one (`gc_heap_after_mib`), the JVM's whole life (warm-up included)."""
         got = [gc_pauses((self.path / f).read_text()) if isinstance(f, str) else {} for f in rows["gc_log_file"]]
         return rows.assign(**{k: [g.get(k) for g in got] for k in ("gc_pauses", "gc_pause_s", "gc_heap_after_mib")})
+
+
+    def threads(self, row) -> "pd.DataFrame":
+        """What the client's threads were doing halfway through the row's measured window (its
+        thread_dump_file), one line per group of threads named alike: how many, in which states,
+        the CPU they had used, and the frame most of them were in."""
+        import pandas as pd
+
+        got = pd.DataFrame(thread_dump((self.path / row["thread_dump_file"]).read_text()))
+        return (got.groupby("group", sort=False)
+                .agg(threads=("name", "count"), states=("state", lambda s: ", ".join(sorted(set(s)))),
+                     cpu_ms=("cpu_ms", "sum"), waiting_in=("top", lambda s: s.mode().iloc[0]),
+                     library=("library", lambda s: s.mode().iloc[0] if s.any() else ""))
+                .reset_index().sort_values("cpu_ms", ascending=False, ignore_index=True))
+
+
+_THREAD = re.compile(r'^"(.*)" #\d+ (?:daemon )?(\w+) cpu=([\d.]+)ms')
+_JDK = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
+
+
+def thread_dump(text: str) -> list[dict]:
+    """OpenLoad's --thread-dump file: per thread its name, the group it is named in (numbers out), its
+    state, its CPU (ms), its top frame (`top`: where it waits when it waits) and the first frame
+    outside the JDK (`library`: whose code put it there; empty when none)."""
+    found = []
+    for block in text.split("\n\n")[1:]:
+        head, *frames = block.strip().splitlines()
+        m = _THREAD.match(head)
+        if not m:
+            continue
+        # "at java.base/sun.nio.ch.EPoll.wait(Native Method)": the method, without its module
+        methods = [re.sub(r"^[\w.@-]*/+", "", f.strip().removeprefix("at ").split("(")[0]) for f in frames]
+        name = re.sub(r"@[0-9a-fA-F]+", "", m[1].split("://")[0])   # as ThreadCensus.prefix groups them
+        found.append({"name": m[1], "group": re.sub(r"\d+", "#", name).strip(),
+                      "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
+                      "library": next((f for f in methods if not f.startswith(_JDK)), "")})
+    return found
 
 
 _PAUSE = re.compile(r"Pause .*?(\d+)M->(\d+)M\(\d+M\) ([\d.]+)ms$")

@@ -85,6 +85,11 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
         assert 10 <= row.p50_ms < 200 and row.client_cpu_us_per_req > 0   # the server's 10 ms timer, at least
         assert (ds.path / row.hlog_file).stat().st_size > 0
         assert "Using G1" in (ds.path / row.gc_log_file).read_text()   # the collector's log (its pauses) beside it
+        threads = ds.threads(row).set_index("group")        # and what every thread was doing halfway through
+        assert threads.loc["openload-sampler", "threads"] == 1 and (threads.cpu_ms >= 0).all()
+    # the JDK client waits for all its sockets in one selector thread, in epoll_wait
+    jdk = ds.threads(df.loc[("jdk", "open")]).set_index("group")
+    assert jdk.loc["HttpClient-#-SelectorManager", "waiting_in"] == "sun.nio.ch.EPoll.wait"
     burst = df.loc[("ahc", "burst")]
     assert burst.offered == 300 and burst.ok + burst.failed == 300
     assert burst.listen_overflows >= 0 and burst.tcp_out_rsts >= 0   # the kernel's counters, on every row
@@ -136,3 +141,19 @@ def test_the_collectors_log_gives_its_pauses_and_the_heap_left_after_them():
     assert got["gc_pauses"] == 3 and got["gc_heap_after_mib"] == 305
     assert got["gc_pause_s"] == pytest.approx(0.391673)
     assert clientrun.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
+
+
+def test_a_thread_dump_gives_each_thread_its_group_state_cpu_and_where_it_waits():
+    dump = ('OpenLoad okhttp 4.12.1 open: every thread, halfway through the measured window\n2 threads\n\n'
+            '"OkHttp http://127.0.0.1:4000/..." #31 daemon RUNNABLE cpu=12.5ms\n'
+            '\tat java.base@25.0.3/sun.nio.ch.Net.poll(Native Method)\n'
+            '\tat java.base@25.0.3/sun.nio.ch.NioSocketImpl.park(NioSocketImpl.java:191)\n'
+            '\tat app//okio.InputStreamSource.read(JvmOkio.kt:93)\n\n'
+            '"HttpClient@6d3af739-41" #40 TIMED_WAITING cpu=0.3ms on java.lang.Object@1b2c\n'
+            '\tat java.base@25.0.3/jdk.internal.misc.Unsafe.park(Native Method)\n\n'
+            '"Signal Dispatcher" #13 daemon RUNNABLE cpu=0.0ms\n')
+    got = clientrun.thread_dump(dump)
+    assert [t["group"] for t in got] == ["OkHttp http", "HttpClient-#", "Signal Dispatcher"]
+    assert got[0] == {"name": "OkHttp http://127.0.0.1:4000/...", "group": "OkHttp http", "state": "RUNNABLE",
+                      "cpu_ms": 12.5, "top": "sun.nio.ch.Net.poll", "library": "okio.InputStreamSource.read"}
+    assert got[1]["library"] == "" and got[2]["top"] == ""   # only the JDK's frames; no frames at all

@@ -8,7 +8,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -55,6 +57,7 @@ public final class OpenLoad {
     private int inFlightMax;                 // the sending thread's alone, as lastSent
     private long lastSent;
     private long cpuStart = -1, cpuEnd, windowEnd;
+    private boolean threadDumped;
     private LatencyLog latency; // OK requests of the measured window, from their intended start
 
     OpenLoad(LoadOptions o, Driver driver) {
@@ -70,14 +73,19 @@ public final class OpenLoad {
             return t;
         });
         sampler.scheduleAtFixedRate(census::sample, 0, 100, TimeUnit.MILLISECONDS);
+        boolean burst = o.mode().equals("burst");
         long t0 = System.nanoTime() + 50_000_000L;            // the first request, 50 ms from now
-        long tm = t0 + nanos(o.mode().equals("burst") ? 0 : o.warmupS()); // the measured window opens
-        long tEnd = tm + nanos(o.mode().equals("burst") ? 0 : o.durationS());
+        long tm = t0 + nanos(burst ? 0 : o.warmupS()); // the measured window opens
+        long tEnd = tm + nanos(burst ? 0 : o.durationS());
         latency = new LatencyLog(o.hlog(), System.currentTimeMillis() + (tm - System.nanoTime()) / 1_000_000,
                 "OpenLoad " + driver.id() + " " + driver.version() + " " + o.mode() + ": latency of OK requests"
                         + " in microseconds, from each one's intended start; max column in ms");
         sampler.scheduleAtFixedRate(latency::interval, Math.max(0, tm - System.nanoTime()) + 1_000_000_000L,
                 1_000_000_000L, TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> dump = o.threadDump() == null ? null : sampler.schedule(
+                () -> census.dump(o.threadDump(), "OpenLoad " + driver.id() + " " + driver.version() + " " + o.mode()
+                        + ": every thread, " + (burst ? "1 s after the burst started" : "halfway through the measured window")),
+                (burst ? t0 + 1_000_000_000L : tm + (tEnd - tm) / 2) - System.nanoTime(), TimeUnit.NANOSECONDS);
         switch (o.mode()) {
             case "open" -> open(t0, tm, tEnd);
             case "park" -> park(t0, tm, tEnd);
@@ -88,8 +96,12 @@ public final class OpenLoad {
         // timeout at all.
         drain(Math.max(lastSent, tEnd) + nanos(o.timeoutS()) + 1_000_000_000L);
         windowEnd = System.nanoTime();
-        if (o.mode().equals("burst")) {
+        if (burst) {
             cpuEnd = os.getProcessCpuTime();
+        }
+        if (dump != null) {
+            dump.cancel(false); // a burst over within a second has no dump
+            threadDumped = dump.state() == Future.State.SUCCESS;
         }
         sampler.shutdown();
         sampler.awaitTermination(10, TimeUnit.SECONDS);
@@ -262,6 +274,7 @@ public final class OpenLoad {
                 .limit(5).forEach(e -> kinds.put(e.getKey(), e.getValue().sum()));
         r.put("error_kinds", kinds);
         r.put("hlog", o.hlog());
+        r.put("thread_dump", threadDumped ? o.threadDump() : null);
         Map<String, Long> warmup = new LinkedHashMap<>();
         warmup.put("offered", warm.offered.sum());
         warmup.put("ok", warm.get(Outcome.OK));

@@ -258,6 +258,31 @@ class OpenLoadTest {
         assertEquals(hlog.toString(), r.get("hlog"));
     }
 
+    @Test
+    void theThreadDumpShowsEveryThreadHalfwayThroughTheWindow(@TempDir Path dir) throws Exception {
+        // OkHttp runs each call on a thread of its own: with 300 ms answers at 20/s, about six are
+        // waiting in a socket read halfway through, and the dump says so with their stacks.
+        Path dump = dir.resolve("run.threads.txt");
+        Map<String, Object> r = load("--client", "okhttp", "--rate", "20", "--duration", "2", "--connections", "16",
+                "--thread-dump", dump.toString(), url("/?ms=300"));
+        assertAccounted(r);
+        assertEquals(dump.toString(), r.get("thread_dump"));
+        String text = java.nio.file.Files.readString(dump);
+        assertTrue(text.startsWith("OpenLoad okhttp "), text);
+        assertTrue(text.contains("\"openload-sampler\" #"), "the dumping thread itself is listed");
+        long reading = java.util.Arrays.stream(text.split("\n\n"))
+                .filter(t -> t.startsWith("\"OkHttp http") && t.contains("NioSocketImpl.read"))
+                .count();
+        assertTrue(reading >= 3, reading + " OkHttp call threads reading a socket:\n" + text);
+        assertTrue(text.matches("(?s).*cpu=\\d+\\.\\dms.*"), "each thread's CPU time");
+        // a burst over before its first second has no dump, and says so
+        Path none = dir.resolve("quick.threads.txt");
+        Map<String, Object> quick = load("--client", "okhttp", "--mode", "burst", "--requests", "10",
+                "--thread-dump", none.toString(), url("/"));
+        assertEquals(null, quick.get("thread_dump"));
+        assertTrue(!java.nio.file.Files.exists(none));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jetty", "okhttp"})
     void aBurstIsAccountedForWhateverHappens(String id) throws Exception {
