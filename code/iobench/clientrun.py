@@ -88,8 +88,14 @@ class ClientPoint:
         return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms{link}"
 
 
-def _each(**kw) -> tuple[ClientPoint, ...]:
-    return tuple(ClientPoint(client, **kw) for client in IDS)
+# The reference: the book's C open-loop generator (iom-openloop) offering the same load through the same
+# number of connections, one request on each at a time: what the server, the kernel and the link take,
+# with no Java client in the way. Each client's latency and CPU beyond it are the client's own.
+REFERENCE = "iom-openloop"
+
+
+def _each(reference: bool = False, **kw) -> tuple[ClientPoint, ...]:
+    return tuple(ClientPoint(client, **kw) for client in IDS + ((REFERENCE,) if reference else ()))
 
 
 # Offered rates as shares of N / delay, from 10 % to 150 %: light, half, near and beyond the ceiling
@@ -98,31 +104,33 @@ FRACTIONS = {16: (0.1, 0.5, 0.9, 1.2, 1.5), 64: (0.1, 0.5, 0.9, 1.2, 1.5)}
 LINK_RTT_MS = 10.0
 POINTS = (
     *(p for n, fs in FRACTIONS.items() for f in fs
-      for p in _each(experiment="equal", delay_ms=10, connections=n, fraction=f)),
+      for p in _each(True, experiment="equal", delay_ms=10, connections=n, fraction=f)),
     # above the ceiling of the smallest shipped pools (5 connections: 500/s), below Jetty's (6,400/s); warmed up
     # below every ceiling (at 2,000/s, 10 s of warm-up left those two 15,000 requests behind: none measured was
     # answered within its window)
     *_each(experiment="shipped", delay_ms=10, rate=2000, warmup_rate=400),
-    *_each(experiment="cpu", delay_ms=0, connections=16, rate=2000),
+    *_each(True, experiment="cpu", delay_ms=0, connections=16, rate=2000),
     # the write-up's manual loop: 30,000 requests at once, pools as wide as it set them
     *_each(experiment="burst", delay_ms=10, connections=10_000, mode="burst", requests=30_000),
     # the write-up's JMH shape: park, submit, never wait
     *(p for us in (100, 800) for p in _each(experiment="park", delay_ms=10, connections=64, mode="park",
                                             park_us=us)),
     # equal pools again behind the link: its round trip alone, then with the server's 10 ms timer too
-    *(p for d in (0, 10) for f in (0.5, 0.9) for p in _each(experiment="link", delay_ms=d, link_rtt_ms=LINK_RTT_MS,
-                                                            connections=16, fraction=f)),
+    *(p for d in (0, 10) for f in (0.5, 0.9) for p in _each(True, experiment="link", delay_ms=d,
+                                                            link_rtt_ms=LINK_RTT_MS, connections=16, fraction=f)),
 )
 # smoke (the book's test build): every client where the chapter compares all five, two elsewhere
 _TWO = ("apache-hc5", "jetty")
+_TWO_AND_REFERENCE = (*_TWO, REFERENCE)
 SMOKE_POINTS = (
-    *_each(experiment="equal", delay_ms=10, connections=16, fraction=0.5),
-    *(ClientPoint(c, "equal", 10, connections=16, fraction=0.1) for c in _TWO),
+    *_each(True, experiment="equal", delay_ms=10, connections=16, fraction=0.5),
+    *(ClientPoint(c, "equal", 10, connections=16, fraction=0.1) for c in _TWO_AND_REFERENCE),
     *_each(experiment="shipped", delay_ms=10, rate=1000, warmup_rate=400),
-    *(ClientPoint(c, "cpu", 0, connections=16, rate=1000) for c in _TWO),
+    *(ClientPoint(c, "cpu", 0, connections=16, rate=1000) for c in _TWO_AND_REFERENCE),
     *(ClientPoint(c, "burst", 10, connections=1000, mode="burst", requests=2000) for c in _TWO),
     *(ClientPoint(c, "park", 10, connections=64, mode="park", park_us=800) for c in _TWO),
-    *(ClientPoint(c, "link", d, LINK_RTT_MS, connections=16, fraction=0.5) for d in (0, 10) for c in _TWO),
+    *(ClientPoint(c, "link", d, LINK_RTT_MS, connections=16, fraction=0.5) for d in (0, 10)
+      for c in _TWO_AND_REFERENCE),
 )
 
 
@@ -244,15 +252,20 @@ class ClientExperiment(Experiment):
         stem = (f"{point.client}/{point.experiment}-{level[point.mode]}-c{point.connections or 'shipped'}"
                 f"-d{point.delay_ms:g}{link}-r{repeat}")
         hlog = run.writer.raw_path(stem + ".hlog")
-        spec = drivers.LoadSpec(
-            tool="clientload", client=point.client, client_mode=point.mode, connections=point.connections,
-            shipped=not point.connections, threads=point.io_threads, rate=point.offered_rps,
-            max_in_flight=point.max_in_flight, requests=point.requests, park_us=point.park_us,
-            warmup_rate=point.warmup_rate,
-            # relative to the repository root, the generator's working directory: no machine path in the output
-            duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s,
-            hist=str(hlog.relative_to(manifest.ROOT) if hlog.is_relative_to(manifest.ROOT) else hlog))
-        driver = drivers.get("clientload")
+        reference = point.client == REFERENCE
+        if reference:   # a C program: nothing to warm up (the server is warm), its CPU the harness's account
+            spec = drivers.LoadSpec(tool="openloop", connections=point.connections, rate=point.offered_rps,
+                                    max_in_flight=point.max_in_flight, duration_s=measured_s, timeout_s=point.timeout_s)
+        else:
+            spec = drivers.LoadSpec(
+                tool="clientload", client=point.client, client_mode=point.mode, connections=point.connections,
+                shipped=not point.connections, threads=point.io_threads, rate=point.offered_rps,
+                max_in_flight=point.max_in_flight, requests=point.requests, park_us=point.park_us,
+                warmup_rate=point.warmup_rate,
+                # relative to the repository root, the generator's working directory: no machine path in the output
+                duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s,
+                hist=str(hlog.relative_to(manifest.ROOT) if hlog.is_relative_to(manifest.ROOT) else hlog))
+        driver = drivers.get(spec.tool)
         load = Load(warmup=[], measured=run.client_prefix + driver.argv(spec, srv.url),
                     timeout_s=warmup_s + measured_s + 3 * point.timeout_s + 120)
         m = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)})
@@ -260,6 +273,11 @@ class ClientExperiment(Experiment):
         x = r.extra
         failed = r.errors
         offered = x.get("offered")
+        if reference and r.ok:
+            answered = r.requests + r.non2xx
+            x = {**x, "client_version": "C (this book)", "cpu_s": m.client_cpu_s, "threads_max": 1, "rejected": 0,
+                 "errors": r.errors_connect + r.errors_read,
+                 "cpu_us_per_req": 1e6 * m.client_cpu_s / answered if answered else None}
         lc = runner.load_columns(m)
         return {
             "client": point.client, "client_version": x.get("client_version"), "experiment": point.experiment,

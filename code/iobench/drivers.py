@@ -35,7 +35,7 @@ class LoadSpec:
     client: str = ""           # clientload: which Java client (clientload.IDS)
     client_mode: str = "open"  # clientload: open (a rate), burst (`requests` at once) or park (every park_us)
     shipped: bool = False      # clientload: the client's own pool, as its library ships it (else `connections`)
-    max_in_flight: int = 0     # clientload open mode: a request that finds this many in flight is dropped
+    max_in_flight: int = 0     # open loops: a request that finds this many in flight is dropped (0: the tool's default)
     warmup_s: float = 0.0      # clientload: seconds at the same load in the same JVM before measuring
     warmup_rate: float = 0.0   # clientload open mode: the warm-up's rate, when not `rate`
     park_us: int = 0           # clientload park mode: the pause before each submit
@@ -244,6 +244,8 @@ class OpenLoop(Driver):
 
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
         argv = [OPENLOOP] + (["--rate", f"{spec.rate:g}"] if spec.rate > 0 else ["--closed"])
+        if spec.rate > 0 and spec.max_in_flight:
+            argv += ["--max-in-flight", str(spec.max_in_flight)]
         argv += ["--connections", str(spec.connections), "--pipeline", str(spec.pipeline),
                  "--duration", f"{spec.duration_s:g}", "--timeout", f"{spec.timeout_s:g}"]
         if not spec.keepalive:

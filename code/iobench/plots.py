@@ -56,6 +56,7 @@ def _styles() -> dict[str, tuple[str, str]]:
         styles[sid] = (next(hues), "D")
     for sid, hue in zip(CLIENTS, _CLIENT_HUES):
         styles[sid] = (hue, "^")
+    styles["iom-openloop"] = ("black", "X")   # clientrun.REFERENCE: the C generator the clients are measured beside
     return styles
 
 

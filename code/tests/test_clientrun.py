@@ -5,6 +5,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from iobench import clientload, clientrun, drivers, runner
@@ -50,6 +51,13 @@ def test_unbuilt_clients_say_how_to_build_them(tmp_path, monkeypatch):
         drivers.get("clientload").argv(spec(), "http://h/")
 
 
+def test_the_reference_generator_offers_the_same_rate_through_the_same_pool_and_cap():
+    argv = drivers.get("openloop").argv(drivers.LoadSpec(tool="openloop", connections=16, rate=800,
+                                                         max_in_flight=64, duration_s=10), "http://h:1/")
+    assert argv[1:] == ["--rate", "800", "--max-in-flight", "64", "--connections", "16", "--pipeline", "1",
+                        "--duration", "10", "--timeout", "5", "http://h:1/"]
+
+
 def test_littles_law_ceiling_of_equal_and_shipped_pools():
     assert clientrun.ceiling(ClientPoint("jdk", "equal", 10, connections=64)) == 6400
     assert clientrun.ceiling(ClientPoint("apache-hc5", "shipped", 10)) == 500   # 5 per route
@@ -65,7 +73,10 @@ def test_every_client_is_measured_at_every_level_of_the_full_plan():
     levels = {}
     for p in clientrun.HTTP_CLIENTS.points:
         levels.setdefault((p.experiment, p.connections, p.offered_rps, p.requests, p.park_us), set()).add(p.client)
-    assert all(clients == set(clientload.IDS) for clients in levels.values())
+    reference = {clientrun.REFERENCE}
+    for (experiment, *_), clients in levels.items():
+        # the C generator beside the five wherever the load is a rate through equal pools
+        assert clients == set(clientload.IDS) | (reference if experiment in ("equal", "cpu", "link") else set())
     assert {p.experiment for p in clientrun.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park",
                                                                      "link"}
 
@@ -73,11 +84,16 @@ def test_every_client_is_measured_at_every_level_of_the_full_plan():
 def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     points = (ClientPoint("jdk", "equal", 10, connections=4, fraction=0.5),      # 200/s
               ClientPoint("okhttp", "equal", 10, connections=4, fraction=0.5),
+              ClientPoint(clientrun.REFERENCE, "equal", 10, connections=4, fraction=0.5),
               ClientPoint("ahc", "burst", 10, connections=50, mode="burst", requests=300))
     plan = ClientPlan("tiny-clients", "a test plan", points, points, measured_s=1.0)
     ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
     df = ds.df.set_index(["client", "mode"])
-    assert len(df) == 3 and df.accounted.all() and df.ok_run.all()
+    assert len(df) == 4 and df.accounted.all() and df.ok_run.all()
+    c = df.loc[(clientrun.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
+    assert abs(c.offered - 200) <= 2 and c.ok + c.failed + c.dropped == c.offered and c.max_in_flight == 16
+    assert 10 <= c.p50_ms < 200 and 0 < c.client_cpu_us_per_req and c.client_threads_max == 1
+    assert pd.isna(c.hlog_file) and pd.isna(c.thread_dump_file)
     for client in ("jdk", "okhttp"):
         row = df.loc[(client, "open")]
         # a cold JVM (0.5 s of warm-up under smoke) may drop or delay a few, never lose one
