@@ -9,6 +9,8 @@ measures: a second JVM for the warm-up would throw away what the JIT compiled.
 """
 from __future__ import annotations
 
+import re
+
 from .drivers import DRIVERS, Driver, LoadResult, LoadSpec, summary_line
 from .manifest import CODE, JAVA_FLAGS, java_home
 
@@ -30,6 +32,39 @@ BESIDE_HLOG = {"gc_log": ".gc.log", "thread_dump": ".threads.txt"}
 def beside_hlog(hist: str, what: str) -> str:
     """The path of `what` (BESIDE_HLOG) of the run whose .hlog is `hist`."""
     return hist.removesuffix(".hlog") + BESIDE_HLOG[what]
+
+
+_THREAD = re.compile(r'^"(.*)" #\d+ (?:daemon )?(\w+) cpu=([\d.]+)ms')
+_JDK = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
+
+
+def thread_dump(text: str) -> list[dict]:
+    """OpenLoad's --thread-dump file: per thread its name, the group it is named in (numbers out), its
+    state, its CPU (ms), its top frame (`top`: where it waits when it waits) and the first frame
+    outside the JDK (`library`: whose code put it there; empty when none)."""
+    found = []
+    for block in text.split("\n\n")[1:]:
+        head, *frames = block.strip().splitlines()
+        m = _THREAD.match(head)
+        if not m:
+            continue
+        # "at java.base/sun.nio.ch.EPoll.wait(Native Method)": the method, without its module
+        methods = [re.sub(r"^[\w.@-]*/+", "", f.strip().removeprefix("at ").split("(")[0]) for f in frames]
+        name = re.sub(r"@[0-9a-fA-F]+", "", m[1].split("://")[0])   # as ThreadCensus.prefix groups them
+        found.append({"name": m[1], "group": re.sub(r"\d+", "#", name).strip(),
+                      "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
+                      "library": next((f for f in methods if not f.startswith(_JDK)), "")})
+    return found
+
+
+_PAUSE = re.compile(r"Pause .*?(\d+)M->(\d+)M\(\d+M\) ([\d.]+)ms$")
+
+
+def gc_pauses(log: str) -> dict:
+    """A -Xlog:gc log's pauses: how many, their seconds, the most heap in use after one (MiB)."""
+    found = [m for m in map(_PAUSE.search, log.splitlines()) if m]
+    return {"gc_pauses": len(found), "gc_pause_s": sum(float(m[3]) for m in found) / 1000,
+            "gc_heap_after_mib": max((int(m[2]) for m in found), default=0)}
 
 
 class ClientLoad(Driver):

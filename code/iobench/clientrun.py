@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from . import drivers, manifest, runner
 from .bench import TcpProbe, tcp_columns
-from .clientload import BESIDE_HLOG, IDS, beside_hlog
+from .clientload import BESIDE_HLOG, IDS, beside_hlog, gc_pauses, thread_dump
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
@@ -335,8 +336,10 @@ class ClientDataset(Dataset):
             repeats=("repeat", "count"), ceiling_rps=("ceiling_rps", "first"),
             achieved_rps=("achieved_rps", "median"), achieved_rps_min=("achieved_rps", "min"),
             achieved_rps_max=("achieved_rps", "max"), submit_rps=("submit_rps", "median"),
-            p50_ms=("p50_ms", "median"), p99_ms=("p99_ms", "median"), p99_ms_min=("p99_ms", "min"),
-            p99_ms_max=("p99_ms", "max"), p99_9_ms=("p99_9_ms", "median"), max_ms=("max_ms", "median"),
+            p50_ms=("p50_ms", "median"), p50_ms_min=("p50_ms", "min"), p50_ms_max=("p50_ms", "max"),
+            p99_ms=("p99_ms", "median"), p99_ms_min=("p99_ms", "min"), p99_ms_max=("p99_ms", "max"),
+            p99_9_ms=("p99_9_ms", "median"), p99_9_ms_min=("p99_9_ms", "min"), p99_9_ms_max=("p99_9_ms", "max"),
+            max_ms=("max_ms", "median"),
             offered=("offered", "median"), ok=("ok", "median"), failed=("failed", "median"),
             timeouts=("timeouts", "median"), rejected=("rejected", "median"), errors=("errors", "median"),
             dropped=("dropped", "median"), accounted=("accounted", "all"),
@@ -356,52 +359,16 @@ class ClientDataset(Dataset):
         got = [gc_pauses((self.path / f).read_text()) if isinstance(f, str) else {} for f in rows["gc_log_file"]]
         return rows.assign(**{k: [g.get(k) for g in got] for k in ("gc_pauses", "gc_pause_s", "gc_heap_after_mib")})
 
-
-    def threads(self, row) -> "pd.DataFrame":
+    def threads(self, row) -> pd.DataFrame:
         """What the client's threads were doing halfway through the row's measured window (its
         thread_dump_file), one line per group of threads named alike: how many, in which states,
         the CPU they had used, and the frame most of them were in."""
-        import pandas as pd
-
         got = pd.DataFrame(thread_dump((self.path / row["thread_dump_file"]).read_text()))
         return (got.groupby("group", sort=False)
                 .agg(threads=("name", "count"), states=("state", lambda s: ", ".join(sorted(set(s)))),
                      cpu_ms=("cpu_ms", "sum"), waiting_in=("top", lambda s: s.mode().iloc[0]),
-                     library=("library", lambda s: s.mode().iloc[0] if s.any() else ""))
+                     library=("library", lambda s: s[s != ""].mode().iloc[0] if (s != "").any() else ""))
                 .reset_index().sort_values("cpu_ms", ascending=False, ignore_index=True))
-
-
-_THREAD = re.compile(r'^"(.*)" #\d+ (?:daemon )?(\w+) cpu=([\d.]+)ms')
-_JDK = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
-
-
-def thread_dump(text: str) -> list[dict]:
-    """OpenLoad's --thread-dump file: per thread its name, the group it is named in (numbers out), its
-    state, its CPU (ms), its top frame (`top`: where it waits when it waits) and the first frame
-    outside the JDK (`library`: whose code put it there; empty when none)."""
-    found = []
-    for block in text.split("\n\n")[1:]:
-        head, *frames = block.strip().splitlines()
-        m = _THREAD.match(head)
-        if not m:
-            continue
-        # "at java.base/sun.nio.ch.EPoll.wait(Native Method)": the method, without its module
-        methods = [re.sub(r"^[\w.@-]*/+", "", f.strip().removeprefix("at ").split("(")[0]) for f in frames]
-        name = re.sub(r"@[0-9a-fA-F]+", "", m[1].split("://")[0])   # as ThreadCensus.prefix groups them
-        found.append({"name": m[1], "group": re.sub(r"\d+", "#", name).strip(),
-                      "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
-                      "library": next((f for f in methods if not f.startswith(_JDK)), "")})
-    return found
-
-
-_PAUSE = re.compile(r"Pause .*?(\d+)M->(\d+)M\(\d+M\) ([\d.]+)ms$")
-
-
-def gc_pauses(log: str) -> dict:
-    """A -Xlog:gc log's pauses: how many, their seconds, the most heap in use after one (MiB)."""
-    found = [m for m in map(_PAUSE.search, log.splitlines()) if m]
-    return {"gc_pauses": len(found), "gc_pause_s": sum(float(m[3]) for m in found) / 1000,
-            "gc_heap_after_mib": max((int(m[2]) for m in found), default=0)}
 
 
 def load(path: Path, shown_under: str = "replay") -> ClientDataset:

@@ -7,6 +7,7 @@ produced the numbers it holds.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,3 +182,34 @@ def _smoke_capture_of_this_commit(name: str) -> Path | None:
     now = git()
     same = made_from.get("commit") is not None and made_from.get("commit") == now["commit"]
     return path if same and made_from.get("dirty") is False and now["dirty"] is False else None
+
+
+def status(root: Path = DATA, book: Path = DATA.parent / "book") -> pd.DataFrame:
+    """Every captured dataset under `root`, one row each, from its own meta.json and results.csv: when
+    it was measured and for how long, under which profile, from which commit and whether the tree was
+    clean, on which machine, how many rows and how many of them are flagged (failed, noisy or outlier
+    repeats), and which chapters of `book` read it."""
+    readers: dict[str, list[str]] = {}
+    for page in sorted(book.rglob("*.md")):
+        if "_build" not in page.parts:
+            for name in re.findall(r'obtain\("([\w-]+)"', page.read_text()):
+                readers.setdefault(name, []).append(page.relative_to(book).with_suffix("").as_posix())
+    rows = []
+    for meta_file in sorted(root.glob("*/meta.json")):
+        meta, folder = json.loads(meta_file.read_text()), meta_file.parent
+        df = pd.read_csv(folder / "results.csv")
+        start, end = (pd.Timestamp(meta[k]) if meta.get(k) else None for k in ("started_at", "finished_at"))
+        flag = lambda col: (df[col].astype(str).str.lower().eq("true") if col in df  # noqa: E731
+                            else pd.Series(False, index=df.index))
+        ok = flag("ok_run") if "ok_run" in df else flag("ok") if "ok" in df else ~flag("")
+        git, machine = meta.get("git", {}), meta.get("machine", {})
+        rows.append({
+            "dataset": folder.name, "measured": start.strftime("%Y-%m-%d %H:%M UTC") if start else None,
+            "minutes": round((end - start).total_seconds() / 60) if start and end else None,
+            "profile": meta.get("profile", {}).get("name"), "repeats": meta.get("profile", {}).get("repeats"),
+            "rows": len(df), "flagged": int((~ok | flag("noisy") | flag("outlier")).sum()) if len(df) else 0,
+            "commit": (git.get("commit") or "")[:7], "clean_tree": git.get("dirty") is False,
+            "machine": f"{machine.get('cores', '?')} cores, {machine.get('cpu_model', '?')}, {machine.get('kernel', '?')}",
+            "read_by": ", ".join(readers.get(folder.name, [])),
+        })
+    return pd.DataFrame(rows)

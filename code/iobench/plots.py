@@ -318,26 +318,29 @@ def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx
 
 
 def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
-    """The five clients with the same pool of `connections`, offered fractions of Little's ceiling
-    connections / delay (the grey line): left, the rate answered on time against the rate offered
-    (dotted: all of it); right, p99 counted from each request's intended start (log scale).
-    Error bars: the repeats' min-max."""
+    """The clients with the same pool of `connections` (and the C generator beside them, black),
+    offered fractions of Little's ceiling connections / delay (the grey line): the rate answered
+    against the rate offered (dotted: all of it), then p50, p99 and p99.9 counted from each
+    request's intended start (log scale). Error bars: the repeats' min-max."""
     s = ds.summary()
     s = s[(s["experiment"] == "equal") & (s["connections"] == connections) & (s["delay_ms"] == delay_ms)]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    panels = {"achieved_rps": "answered (requests/s)", "p50_ms": "p50 from intended start (ms)",
+              "p99_ms": "p99 from intended start (ms)", "p99_9_ms": "p99.9 from intended start (ms)"}
     for client, g in s.groupby("client", sort=False):
         g = g.sort_values("offered_rps")
         x, look = g["offered_rps"].values, style(client)
-        for ax, col in ((left, "achieved_rps"), (right, "p99_ms")):
+        for ax, col in zip(axes.flat, panels):
             y = g[col].values
             ax.errorbar(x, y, yerr=[y - g[col + "_min"].values, g[col + "_max"].values - y], capsize=3,
                         label=client, **look)
     top = float(s["offered_rps"].max()) if len(s) else 1.0
-    left.plot([0, top], [0, top], ":", color="grey", label="everything offered")
-    for ax in (left, right):
+    axes[0, 0].plot([0, top], [0, top], ":", color="grey", label="everything offered")
+    for ax, label in zip(axes.flat, panels.values()):
         ax.axvline(connections * 1000.0 / delay_ms, color="grey", linewidth=0.8)
+        ax.set_ylabel(label)
+        if ax is not axes[0, 0]:
+            ax.set_yscale("log")
+    for ax in axes[1]:
         ax.set_xlabel("offered (requests/s)")
-    left.set_ylabel("answered (requests/s)")
-    right.set_ylabel("p99 from intended start (ms)")
-    right.set_yscale("log")
-    return _finish(fig, left, ds, f"{connections} connections, {delay_ms:g} ms per request", Notes())
+    return _finish(fig, axes[0, 0], ds, f"{connections} connections, {delay_ms:g} ms per request", Notes())

@@ -153,10 +153,10 @@ def test_the_collectors_log_gives_its_pauses_and_the_heap_left_after_them():
            "[1.772s] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 103M->69M(2048M) 109.833ms\n"
            "[3.668s] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 299M->300M(2048M) 280.340ms\n"
            "[4.000s] GC(4) Pause Remark 310M->305M(2048M) 1.500ms\n")
-    got = clientrun.gc_pauses(log)
+    got = clientload.gc_pauses(log)
     assert got["gc_pauses"] == 3 and got["gc_heap_after_mib"] == 305
     assert got["gc_pause_s"] == pytest.approx(0.391673)
-    assert clientrun.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
+    assert clientload.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
 
 
 def test_a_thread_dump_gives_each_thread_its_group_state_cpu_and_where_it_waits():
@@ -168,7 +168,7 @@ def test_a_thread_dump_gives_each_thread_its_group_state_cpu_and_where_it_waits(
             '"HttpClient@6d3af739-41" #40 TIMED_WAITING cpu=0.3ms on java.lang.Object@1b2c\n'
             '\tat java.base@25.0.3/jdk.internal.misc.Unsafe.park(Native Method)\n\n'
             '"Signal Dispatcher" #13 daemon RUNNABLE cpu=0.0ms\n')
-    got = clientrun.thread_dump(dump)
+    got = clientload.thread_dump(dump)
     assert [t["group"] for t in got] == ["OkHttp http", "HttpClient-#", "Signal Dispatcher"]
     assert got[0] == {"name": "OkHttp http://127.0.0.1:4000/...", "group": "OkHttp http", "state": "RUNNABLE",
                       "cpu_ms": 12.5, "top": "sun.nio.ch.Net.poll", "library": "okio.InputStreamSource.read"}

@@ -212,3 +212,40 @@ def test_generator_cores_come_from_the_taskset_list():
     assert cpu_count("0-1") == 2
     assert cpu_count("1,3-5") == 4
     assert cpu_count(None) >= 1
+
+
+def test_the_data_status_names_every_dataset_with_its_run_and_its_readers(tmp_path):
+    from iobench import dataset
+
+    def capture(name, columns, rows, dirty=False):
+        folder = tmp_path / "data" / name
+        folder.mkdir(parents=True)
+        (folder / "results.csv").write_text("\n".join([",".join(columns)] + [",".join(r) for r in rows]) + "\n")
+        (folder / "meta.json").write_text(json.dumps({
+            "started_at": "2026-11-24T11:38:11+00:00", "finished_at": "2026-11-24T12:29:11+00:00",
+            "profile": {"name": "full", "repeats": 3}, "git": {"commit": "56ea4810abcdef", "dirty": dirty},
+            "machine": {"cores": 2, "cpu_model": "AMD EPYC", "kernel": "Linux 6.18"}}))
+
+    capture("web", ["server", "ok", "noisy", "outlier"],
+            [("a", "True", "False", "False"), ("b", "False", "False", "False"), ("c", "True", "True", "True")])
+    # a clients dataset: `ok` counts answers there, `ok_run` says whether the run worked
+    capture("clients", ["client", "ok", "ok_run", "noisy"], [("jdk", "0", "True", "False")], dirty=True)
+    (tmp_path / "book" / "part").mkdir(parents=True)
+    (tmp_path / "book" / "part" / "page.md").write_text('hc = dataset.obtain("clients")\nx = dataset.obtain("web")\n')
+    got = dataset.status(tmp_path / "data", tmp_path / "book").set_index("dataset")
+    assert list(got.index) == ["clients", "web"]
+    assert got.loc["web", "rows"] == 3 and got.loc["web", "flagged"] == 2      # a failed run, a noisy outlier
+    assert got.loc["clients", "flagged"] == 0 and not got.loc["clients", "clean_tree"] and got.loc["web", "clean_tree"]
+    assert got.loc["web", "measured"] == "2026-11-24 11:38 UTC" and got.loc["web", "minutes"] == 51
+    assert got.loc["web", "commit"] == "56ea481" and got.loc["web", "read_by"] == "part/page"
+    assert got.loc["web", "machine"] == "2 cores, AMD EPYC, Linux 6.18"
+
+
+def test_every_published_dataset_is_a_full_run_from_a_clean_tree_and_read_by_a_chapter():
+    from iobench import dataset
+
+    got = dataset.status().set_index("dataset")
+    published = sorted(p.parent.name for p in profiles.DATA.glob("*/meta.json"))
+    assert sorted(got.index) == published and published
+    assert (got.profile == "full").all() and got.clean_tree.all(), got[["profile", "clean_tree"]]
+    assert got.read_by.str.len().gt(0).all(), got.read_by
