@@ -321,8 +321,11 @@ class ClientExperiment(Experiment):
 
     def describe(self, row: dict) -> str:
         got = (f"{row['achieved_rps']:,.0f}/s ok" if row["achieved_rps"] is not None else "no summary")
-        return (f"{got}  p99 {row['p99_ms']} ms  failed {row['failed']}  dropped {row['dropped']}  "
-                f"client cpu {row['client_cpu_us_per_req']} us/req  server cpu {row['server_cpu_pct'] or 0:.0f}%")
+        def num(x, fmt):
+            return "n/a" if x is None else format(x, fmt)
+        return (f"{got}  p99 {num(row['p99_ms'], '.3f')} ms  failed {row['failed']}  dropped {row['dropped']}  "
+                f"client cpu {num(row['client_cpu_us_per_req'], '.1f')} us/req  "
+                f"server cpu {row['server_cpu_pct'] or 0:.0f}%")
 
 
 # ---- reading a captured clients dataset ------------------------------------------------------------
