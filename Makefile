@@ -10,17 +10,22 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book test system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
+.PHONY: book book-student test system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
 	@echo "make test   run every test: unit tests, a fresh book build, the site in Chromium"
+	@echo "make book-student   the site with every solution removed, into _build/student/_build/html"
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make bench DATASET=baselines PROFILE=full [OVERWRITE=1]   measure a dataset into data/"
 
 ## make book: everything a reader needs, then the site.
 book: setup code
 	code/tools/build-book
+
+## make book-student: the site without any solution, for a class (from the book just built; nothing runs again).
+book-student: book
+	python code/tools/student_book.py . _build/student
 
 ## System packages (apt-get as root; otherwise the exact command is printed).
 system:
@@ -61,7 +66,8 @@ code:
 test: setup code unit
 	rm -rf _build/test
 	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test
-	$(MAKE) site-test SITE=_build/test/_build/html
+	python code/tools/student_book.py _build/test _build/test-student
+	$(MAKE) site-test SITE=_build/test/_build/html STUDENT=_build/test-student/_build/html
 	$(MAKE) glue-check
 
 ## The numbers in the prose: a replay build must glue exactly the values of book/glue-values.json.
@@ -77,8 +83,9 @@ unit:
 	$(MAKE) -C code test-java
 
 SITE ?= _build/html
+STUDENT ?= _build/student/_build/html
 site-test:
-	BOOK_SITE=$(abspath $(SITE)) python -m pytest -q code/tests -m site
+	BOOK_SITE=$(abspath $(SITE)) STUDENT_SITE=$(abspath $(STUDENT)) python -m pytest -q code/tests -m site
 
 DATASET ?= baselines
 PROFILE ?= smoke
