@@ -39,6 +39,10 @@ class LoadSpec:
     warmup_s: float = 0.0      # clientload: seconds at the same load in the same JVM before measuring
     warmup_rate: float = 0.0   # clientload open mode: the warm-up's rate, when not `rate`
     park_us: int = 0           # clientload park mode: the pause before each submit
+    # openloop: POST this file's bytes as the body, or send them as length-prefixed frames instead
+    # of HTTP (paths from the repository root, where generators run); wrk, ab and vegeta refuse both
+    body_file: str = ""
+    frame_file: str = ""
 
     @property
     def mode(self) -> str:
@@ -84,6 +88,13 @@ class Driver:
     def parse(self, output: str, returncode: int) -> LoadResult:
         raise NotImplementedError
 
+    def gets_only(self, spec: LoadSpec) -> None:
+        """For a tool that sends only GET: refuse a spec that asks for a body or frames, rather
+        than measure GETs in their place."""
+        if spec.body_file or spec.frame_file:
+            raise ValueError(f"{self.name} sends only GET requests: it cannot send a body (body_file) "
+                             f"or frames (frame_file); use openloop")
+
     def failed(self, returncode: int, output: str, detail: str = "") -> LoadResult:
         """A run that gave no result: the tool's exit status and its last word (or what we know)."""
         last = output.strip().splitlines()[-1] if output.strip() else "no output"
@@ -108,6 +119,7 @@ class Wrk(Driver):
     name = "wrk"
 
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        self.gets_only(spec)
         return ["wrk", "-t", str(spec.threads), "-c", str(spec.connections),
                 "-d", f"{spec.duration_s:g}s", "--timeout", f"{spec.timeout_s:g}s",
                 "-s", WRK_SCRIPT, url.rstrip("/") + spec.path]
@@ -188,6 +200,7 @@ class Ab(Driver):
     name = "ab"
 
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        self.gets_only(spec)
         if spec.requests:  # count-bound, as the source write-ups ran it
             argv = ["ab", "-n", str(spec.requests)]
         else:  # time-bound: -t implies -n 50000, so a large -n must come after it
@@ -239,6 +252,7 @@ class OpenLoop(Driver):
     start fixed in advance, and its latency counts from then; a request that finds
     --max-in-flight requests in flight is dropped, never sent late. With rate 0, a closed
     loop like wrk's: each connection keeps `pipeline` requests outstanding.
+    GET by default; POST with spec.body_file; length-prefixed frames with spec.frame_file.
     Every offered request ends one way: ok, non2xx, timeout, connect error, reset or dropped."""
     name = "openloop"
 
@@ -250,6 +264,13 @@ class OpenLoop(Driver):
                  "--duration", f"{spec.duration_s:g}", "--timeout", f"{spec.timeout_s:g}"]
         if not spec.keepalive:
             argv.append("--close")
+        if spec.frame_file and (spec.body_file or not spec.keepalive):  # as the tool would, before any run
+            raise ValueError("openloop: frames carry no body and no Connection: close (frame_file with "
+                             + ("body_file)" if spec.body_file else "keepalive=False)"))
+        if spec.body_file:
+            argv += ["--body-file", spec.body_file]
+        if spec.frame_file:
+            argv += ["--frame", spec.frame_file]
         if spec.hist:
             argv += ["--hist", spec.hist]
         return argv + [url.rstrip("/") + spec.path]
@@ -330,6 +351,7 @@ class Vegeta(Driver):
     name = "vegeta"
 
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        self.gets_only(spec)
         return ["code/tools/vegeta-load", f"{spec.rate:g}", f"{spec.duration_s:g}", f"{spec.timeout_s:g}",
                 str(spec.connections), spec.mode, url.rstrip("/") + spec.path]
 

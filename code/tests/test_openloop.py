@@ -1,11 +1,14 @@
 """The open-loop generator (iom-openloop): parsed from real outputs, and measured against
 small HTTP servers written here that count, pause, stay silent or batch their answers.
 It keeps its rate, sees the stall a closed loop hides, counts every request exactly one
-way, leaks no socket, and pipelines as deep as it is told."""
+way, leaks no socket, and pipelines as deep as it is told; it POSTs a body and speaks a
+length-prefixed frame protocol byte-exact, to servers here that record what arrives."""
 import asyncio
 import json
 import os
+import re
 import resource
+import socketserver
 import statistics
 import subprocess
 import threading
@@ -296,6 +299,194 @@ def test_the_histogram_file(built, tmp_path):
     assert any(b == pytest.approx(d["p99_ms"] * 1000, abs=0.001) for b in bounds)
 
 
+# ---- a body, and frames instead of HTTP ----------------------------------------------------------
+
+class Recorder(socketserver.ThreadingTCPServer):
+    """A server on 127.0.0.1, a thread per connection, that keeps what arrives. `split` cuts the
+    bytes of a connection into whole requests and the rest; each read's whole requests are kept
+    in `requests` (how many in `batches`) and answered together `delay` seconds later, the i-th
+    request of the server with `answer(i, request)`. After an answer that says Connection: close,
+    the connection is closed."""
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, split, answer, delay: float = 0.0):
+        self.split, self.answer, self.delay = split, answer, delay
+        self.requests, self.batches, self.lock = [], [], threading.Lock()
+        super().__init__(("127.0.0.1", 0), RecorderHandler)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def handle_error(self, request, client_address):
+        pass  # iom-openloop closes (or resets) what is still open when it exits
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
+
+
+class RecorderHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        srv, buf = self.server, b""
+        while data := self.request.recv(65536):
+            whole, buf = srv.split(buf + data)
+            if not whole:
+                continue
+            with srv.lock:
+                first = len(srv.requests)
+                srv.requests.extend(whole)
+                srv.batches.append(len(whole))
+            time.sleep(srv.delay)
+            reply = b"".join(srv.answer(first + i, r) for i, r in enumerate(whole))
+            self.request.sendall(reply)
+            if b"Connection: close" in reply:
+                return
+
+
+def http_split(buf: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """Whole HTTP requests, as (head, body) with the body as long as the head's Content-Length."""
+    whole = []
+    while (end := buf.find(b"\r\n\r\n")) >= 0:
+        m = re.search(rb"\r\ncontent-length: *(\d+)\r\n", buf[:end + 2], re.IGNORECASE)
+        n = int(m.group(1)) if m else 0
+        if len(buf) < end + 4 + n:
+            break
+        whole.append((buf[:end + 4], buf[end + 4:end + 4 + n]))
+        buf = buf[end + 4 + n:]
+    return whole, buf
+
+
+def frame_split(buf: bytes) -> tuple[list[bytes], bytes]:
+    """Whole frames, each with its 4-byte big-endian length."""
+    whole = []
+    while len(buf) >= 4 and len(buf) >= 4 + (n := int.from_bytes(buf[:4], "big")):
+        whole.append(buf[:4 + n])
+        buf = buf[4 + n:]
+    return whole, buf
+
+
+def frame(payload: bytes) -> bytes:
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def http_answer(i, request) -> bytes:
+    return CLOSE if b"\r\nConnection: close\r\n" in request[0] else RESPONSE
+
+
+# a body with bytes an HTTP parser might trip on: an empty line, NUL, every byte value
+BODY = b'{"id": 7, "text": "h\xc3\xa9llo"}\r\n\r\nGET / HTTP/1.1\r\n\r\n\x00' + bytes(range(256)) * 12
+
+
+@pytest.mark.parametrize("flags", [("--rate", "2000", "--connections", "1", "--pipeline", "4"),
+                                   ("--closed", "--connections", "2", "--pipeline", "4"),
+                                   ("--rate", "200", "--connections", "4", "--close")],
+                         ids=["open-pipelined", "closed-pipelined", "close"])
+def test_a_post_body_arrives_byte_exact(built, tmp_path, flags):
+    """--body-file: every request is a POST with the file's bytes as its body, Content-Length
+    right, Content-Type application/json; pipelined, 4 arrive in one read at times, never more."""
+    (tmp_path / "body.json").write_bytes(BODY)
+    with Recorder(http_split, http_answer, delay=0.005) as srv:
+        d = openloop(*flags, "--duration", "0.5", "--body-file", str(tmp_path / "body.json"), srv.url)
+    assert d["protocol"] == "http" and d["ok"] > 0, short(d)
+    assert d["ok"] == d["sent"] == len(srv.requests) and d["resets"] == d["timeouts"] == d["non2xx"] == 0, short(d)
+    heads = {head for head, _ in srv.requests}
+    close = b"Connection: close\r\n" if "--close" in flags else b""
+    port = srv.server_address[1]
+    assert heads == {b"POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n%s\r\n" % (port, len(BODY), close)}
+    assert all(body == BODY for _, body in srv.requests)
+    assert d["request_bytes"] == len(heads.pop()) + len(BODY)
+    if "--pipeline" in flags:
+        assert max(srv.batches) == 4, srv.batches[:20]
+    else:
+        assert d["connects"] >= len(srv.requests) == 100
+
+
+def test_the_content_type_and_the_path_are_the_callers(built, tmp_path):
+    (tmp_path / "b").write_bytes(b"x")
+    with Recorder(http_split, http_answer) as srv:
+        d = openloop("--closed", "--duration", "0.1", "--body-file", str(tmp_path / "b"), "--content-type",
+                     "application/x-protobuf", srv.url + "rpc/echo")
+    assert d["ok"] == len(srv.requests) > 0, short(d)
+    head, body = srv.requests[0]
+    assert head.startswith(b"POST /rpc/echo HTTP/1.1\r\n") and body == b"x"
+    assert b"\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1\r\n" in head
+
+
+def test_without_a_body_it_is_a_get(built):
+    with Recorder(http_split, http_answer) as srv:
+        d = openloop("--rate", "100", "--duration", "0.2", srv.url)
+    assert d["protocol"] == "http" and d["ok"] == len(srv.requests) == 20, short(d)
+    port = srv.server_address[1]
+    assert set(srv.requests) == {(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port, b"")}
+    assert d["request_bytes"] == len(srv.requests[0][0])
+
+
+@pytest.mark.parametrize("flags", [("--rate", "2000", "--connections", "1", "--pipeline", "4", "--max-in-flight", "40"),
+                                   ("--closed", "--connections", "3")], ids=["open-pipelined", "closed"])
+def test_frames_arrive_whole_and_every_whole_answer_is_ok(built, tmp_path, flags):
+    """--frame: each request is the payload's length (4 bytes, big-endian) and the payload;
+    each answer one frame, of any length up to 1 MiB: here empty, 100 kB (over many reads of
+    the generator) and exactly 1 MiB by turns. The URL's path is not sent anywhere."""
+    payload = BODY[:1000]
+    (tmp_path / "payload").write_bytes(payload)
+    sizes = (0, 100_000, 1 << 20)
+    answers = [frame(bytes([i]) * n) for i, n in enumerate(sizes)]
+    with Recorder(frame_split, lambda i, r: answers[i % 3], delay=0.005) as srv:
+        d = openloop(*flags, "--duration", "0.3", "--frame", str(tmp_path / "payload"), srv.url + "ignored")
+    assert d["protocol"] == "frame" and d["request_bytes"] == 4 + len(payload), short(d)
+    assert d["ok"] == d["sent"] == len(srv.requests) >= 6, short(d)
+    assert d["resets"] == d["timeouts"] == d["non2xx"] == d["bad_responses"] == 0, short(d)
+    assert set(srv.requests) == {frame(payload)}
+    if "--pipeline" in flags:
+        assert max(srv.batches) == 4, srv.batches[:20]
+
+
+@pytest.mark.parametrize("protocol", ["http", "frame"])
+def test_a_garbage_answer_closes_the_connection_and_is_a_reset(built, tmp_path, protocol):
+    """An HTTP head that does not parse, and a frame longer than 1 MiB, are garbage alike:
+    the request is a reset, a bad response is counted, its connection closed (every request
+    needs a new one)."""
+    (tmp_path / "payload").write_bytes(b"ping")
+    flags = ("--frame", str(tmp_path / "payload")) if protocol == "frame" else ()
+    split = frame_split if protocol == "frame" else http_split
+    garbage = ((1 << 20) + 1).to_bytes(4, "big") if protocol == "frame" else b"HTTP/1.1 abc OK\r\n\r\n"
+    with Recorder(split, lambda i, r: garbage) as srv:
+        d = openloop("--rate", "50", "--connections", "1", "--duration", "0.2", *flags, srv.url)
+    assert d["protocol"] == protocol and d["offered"] == 10, short(d)
+    assert d["resets"] == d["bad_responses"] == d["connects"] == len(srv.requests) == 10 and d["ok"] == 0, short(d)
+
+
+def test_bad_bodies_and_frames_are_usage_errors(built, tmp_path):
+    """Exit 2, as every usage error, with a message that says what is wrong (and names the file)."""
+    ok, empty, big = tmp_path / "ok", tmp_path / "empty", tmp_path / "big"
+    ok.write_bytes(b"{}")
+    empty.write_bytes(b"")
+    big.write_bytes(b"x" * 65537)
+    (tmp_path / "max").write_bytes(b"x" * 65536)
+    url = "http://127.0.0.1:1/"
+    for args, message in (
+            (["--body-file", str(ok), "--frame", str(ok)], "--frame and --body-file exclude each other"),
+            (["--frame", str(ok), "--close"], "--frame has no Connection: close"),
+            (["--body-file", str(tmp_path / "missing")], f"--body-file {tmp_path / 'missing'}: No such file"),
+            (["--frame", str(tmp_path / "missing")], f"--frame {tmp_path / 'missing'}: No such file"),
+            (["--body-file", str(empty)], f"--body-file {empty}: empty"),
+            (["--frame", str(big)], f"--frame {big}: longer than 64 KiB"),
+            (["--body-file", str(tmp_path)], f"--body-file {tmp_path}: not a regular file"),
+            (["--content-type", "text/plain"], "--content-type needs --body-file"),
+            (["--body-file", str(ok), "--content-type", "a\r\nX-Evil: 1"], "--content-type: one line")):
+        p = subprocess.run([str(OPENLOOP), "--rate", "5", *args, url], capture_output=True, text=True, timeout=5)
+        assert p.returncode == 2 and "usage:" in p.stderr and not p.stdout, (args, p.stderr)
+        assert f"iom-openloop: {message}" in p.stderr, (args, p.stderr)
+    # 64 KiB exactly is allowed: the run starts (and its connections are refused)
+    p = subprocess.run([str(OPENLOOP), "--rate", "5", "--duration", "0.1", "--frame", str(tmp_path / "max"), url],
+                       capture_output=True, text=True, timeout=5)
+    assert p.returncode == 0 and '"request_bytes": 65540' in p.stdout, p.stderr
+
+
 # ---- with the harness ------------------------------------------------------------------------
 
 def run(tool: str, spec: drivers.LoadSpec, url: str) -> drivers.LoadResult:
@@ -320,3 +511,15 @@ def test_open_loop_sees_the_queue_a_closed_loop_hides(built):
     assert opened.p99_ms > 5 * closed.p99_ms, (opened.p99_ms, closed.p99_ms)
     assert opened.extra["in_flight_max"] > 20 and opened.extra["queue_max"] > 15
     assert opened.requests == opened.extra["offered"] == 300  # all answered, late
+
+
+@pytest.mark.parametrize("field", ["body_file", "frame_file"])
+def test_the_driver_sends_a_body_or_frames(built, tmp_path, field):
+    (tmp_path / "req.json").write_bytes(b'{"n": 1}')
+    frames = field == "frame_file"
+    spec = drivers.LoadSpec("openloop", 2, duration_s=0.2, rate=100, **{field: str(tmp_path / "req.json")})
+    with Recorder(frame_split if frames else http_split, (lambda i, r: frame(b"ok")) if frames else http_answer) as srv:
+        r = run("openloop", spec, srv.url)
+    assert r.ok and r.requests == len(srv.requests) == 20, r.failure
+    assert r.extra["protocol"] == ("frame" if frames else "http")
+    assert srv.requests[0] == frame(b'{"n": 1}') if frames else srv.requests[0][1] == b'{"n": 1}'

@@ -140,6 +140,30 @@ def test_driver_argv_is_a_list_without_shell():
     assert ab[:5] == ["ab", "-t", "3", "-n", "10000000"] and "-k" in ab
 
 
+def test_openloop_argv_sends_a_body_or_frames():
+    d, url = drivers.get("openloop"), "http://127.0.0.1:8080/"
+    plain = d.argv(drivers.LoadSpec("openloop", 4, rate=100), url)
+    assert "--body-file" not in plain and "--frame" not in plain
+    post = d.argv(drivers.LoadSpec("openloop", 4, rate=100, body_file="data/req.json", hist="h.csv"), url)
+    assert post[post.index("--body-file") + 1] == "data/req.json" and "--frame" not in post
+    assert post[-3:] == ["--hist", "h.csv", url]  # the flags before the URL
+    framed = d.argv(drivers.LoadSpec("openloop", 4, pipeline=8, frame_file="data/req.bin"), url)
+    assert framed[framed.index("--frame") + 1] == "data/req.bin" and "--body-file" not in framed
+    assert framed[1] == "--closed" and framed[-1] == url
+    for bad in (dict(body_file="a.json"), dict(keepalive=False)):  # refused here, before a server starts
+        with pytest.raises(ValueError, match="frames carry no body and no Connection: close"):
+            d.argv(drivers.LoadSpec("openloop", 4, frame_file="data/req.bin", **bad), url)
+
+
+@pytest.mark.parametrize("tool", ["wrk", "ab", "vegeta"])
+@pytest.mark.parametrize("field", ["body_file", "frame_file"])
+def test_generators_that_only_get_refuse_a_body_or_frames(tool, field):
+    spec = drivers.LoadSpec(tool, 4, rate=100, **{field: "req.json"})
+    with pytest.raises(ValueError, match=f"{tool} sends only GET"):
+        drivers.get(tool).argv(spec, "http://127.0.0.1:8080/")
+    drivers.get(tool).argv(drivers.LoadSpec(tool, 4, rate=100), "http://127.0.0.1:8080/")  # without: fine
+
+
 def test_ab_connection_times_and_the_share_of_time_in_unanswered_requests():
     from iobench.drivers import ab_connection_times, unfinished_share
 

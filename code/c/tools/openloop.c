@@ -3,6 +3,12 @@
  * (an open loop), or keeps a fixed number of them outstanding (a closed loop, as wrk and
  * ab do); one thread over epoll.
  *
+ * What it sends: GET PATH; with --body-file FILE, POST PATH with the file's bytes as the
+ * body (Content-Type: application/json, or --content-type TYPE); with --frame FILE, no HTTP:
+ * each request is a 4-byte big-endian length and the file's bytes, and each answer a 4-byte
+ * big-endian length and that many bytes (the URL gives only the address and port). Either
+ * file is read once, 1 byte to 64 KiB; every request is the same bytes.
+ *
  * In a closed loop a connection sends its next request only when the last answer came
  * back, so a server that stalls also stalls its load, and the requests that would have
  * arrived meanwhile are never measured (coordinated omission, wrk2's README). Here the
@@ -21,9 +27,10 @@
  * When a sent one times out, its connection is closed (HTTP/1.1 answers come in order:
  * nothing behind it can come back), every request on it counts as a timeout, and the
  * next request given to that connection's place opens a new one.
- * Every request ends one way: ok (2xx), non2xx, timeout, connect_error (its connection
- * could not be opened), reset (its connection was reset, closed or answered garbage
- * before its answer) or dropped; the six add up to the offered requests.
+ * Every request ends one way: ok (2xx; a frame has no status: any whole answer frame),
+ * non2xx, timeout, connect_error (its connection could not be opened), reset (its
+ * connection was reset, closed or answered garbage before its answer: a head that does not
+ * parse, or a frame longer than 1 MiB) or dropped; the six add up to the offered requests.
  *
  * --closed: each of the --connections keeps D requests outstanding and sends the next on
  * each answer; latency counts from the send. Nothing waits or is dropped: offered == sent,
@@ -32,8 +39,10 @@
  *
  * Usage: iom-openloop (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)
  *        [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close]
- *        [--hist FILE] http://IPv4:PORT/PATH
+ *        [--body-file FILE [--content-type TYPE] | --frame FILE] [--hist FILE]
+ *        http://IPv4:PORT/PATH           (--frame: no --close; the PATH is not used)
  * Prints one line: OPENLOOP {"mode": "open", "offered": ..., "ok": ..., "p99_ms": ..., ...}
+ * with protocol ("http" or "frame") and request_bytes (the size of one request, all of it).
  * --hist FILE also writes the latency histogram as CSV: upper_us,count (non-empty buckets).
  * Beyond the outcomes and percentiles: sent (requests written whole); send_lag_p99/max_ms
  * (how late this loop took requests up after their intended start: the generator's own
@@ -63,6 +72,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +83,9 @@
 #define BUCKET_NS 100000000LL    /* the timeline's resolution: 100 ms */
 #define RETRY_NS 100000000LL     /* closed loop: a place whose connect failed tries again 100 ms later */
 #define HEAD_MAX 2048            /* a response's status line and headers */
+#define FRAME_HEAD 4             /* --frame: a frame's head is its length, 4 bytes big-endian */
+#define FRAME_MAX (1L << 20)     /* an answer frame longer than 1 MiB is garbage */
+#define PAYLOAD_MAX 65536        /* --body-file, --frame: the most bytes a request carries */
 #define MAX_EVENTS 256
 #define FDS_SPARE 16             /* descriptors beyond the connections: stdio, epoll, --hist */
 #define NEVER INT64_MAX
@@ -100,15 +113,20 @@ struct conn {
 };
 
 static struct {
-    int open, poisson, connections, pipeline, close_mode;
+    int open, poisson, connections, pipeline, close_mode, frame;
     double rate, duration, timeout;
     long max_in_flight;
     uint64_t seed;
     int64_t duration_ns, timeout_ns;
     struct sockaddr_in addr;
+    const char *content_type;
+    char *payload;          /* --body-file's body or --frame's payload; NULL: a GET */
+    size_t payload_len;
+    size_t head_max;        /* an answer's head: HEAD_MAX for HTTP, FRAME_HEAD for frames */
     char *requests;         /* D copies of the request, back to back */
     size_t request_len, requests_len;
-} cfg = {.open = 1, .connections = 10, .pipeline = 1, .duration = 10, .timeout = 5, .seed = 1};
+} cfg = {.open = 1, .connections = 10, .pipeline = 1, .duration = 10, .timeout = 5, .seed = 1,
+         .content_type = "application/json", .head_max = HEAD_MAX};
 
 static struct {
     long outcome[OUTCOMES], offered, sent, in_flight, in_flight_max, queue_max;
@@ -342,10 +360,19 @@ static int answered(struct conn *c, int64_t now)
     return 0;
 }
 
-/* Status and body length from c->head (len bytes, ending in the empty line); -1 if garbled.
- * Bodies need a Content-Length (none: empty); chunked bodies are not read. */
-static int parse_head(struct conn *c, size_t len)
+/* The heads of answers: c->head holds `have` bytes of one (`old` of them seen before). Each
+ * returns the head's length once it is whole, with c->status and c->body_left set; 0 while
+ * it is not; -1 if it is garbage. */
+
+/* HTTP: the head ends in an empty line. Bodies need a Content-Length (none: empty);
+ * chunked bodies are not read. */
+static long http_head(struct conn *c, size_t old, size_t have)
 {
+    size_t from = old > 3 ? old - 3 : 0;
+    char *blank = memmem(c->head + from, have - from, "\r\n\r\n", 4);
+    if (blank == NULL)
+        return 0;
+    size_t len = (size_t)(blank + 4 - c->head);
     c->head[len] = '\0';
     if (len < 12 || memcmp(c->head, "HTTP/1.", 7) != 0 || c->head[8] != ' ')
         return -1;
@@ -367,7 +394,22 @@ static int parse_head(struct conn *c, size_t len)
             c->close_after = eol != NULL && memmem(p + 12, (size_t)(eol - p - 12), "close", 5) != NULL;
         }
     }
-    return 0;
+    return (long)len;
+}
+
+/* --frame: the head is the body's length, 4 bytes big-endian; any whole frame is ok. */
+static long frame_head(struct conn *c, size_t have)
+{
+    if (have < FRAME_HEAD)
+        return 0;
+    const unsigned char *h = (const unsigned char *)c->head;
+    uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+    if (len > FRAME_MAX)
+        return -1;
+    c->body_left = (long)len;
+    c->status = 200;
+    c->close_after = 0;
+    return FRAME_HEAD;
 }
 
 /* n bytes of responses arrived on c. Returns -1 if c was closed on the way. */
@@ -385,27 +427,20 @@ static int consume(struct conn *c, const char *p, size_t n, int64_t now)
             }
             continue;
         }
-        size_t take = HEAD_MAX - c->head_len < n ? HEAD_MAX - c->head_len : n;
-        memcpy(c->head + c->head_len, p, take);
-        size_t from = c->head_len > 3 ? c->head_len - 3 : 0;
-        char *blank = memmem(c->head + from, c->head_len + take - from, "\r\n\r\n", 4);
-        if (blank == NULL) {
-            c->head_len += take;
-            p += take, n -= take;
-            if (c->head_len < HEAD_MAX)
-                continue;
-            st.bad_responses++; /* no end of the head in HEAD_MAX bytes */
-            drop_conn(c, RESET, now);
-            return -1;
+        size_t have = c->head_len + (cfg.head_max - c->head_len < n ? cfg.head_max - c->head_len : n);
+        memcpy(c->head + c->head_len, p, have - c->head_len);
+        long len = cfg.frame ? frame_head(c, have) : http_head(c, c->head_len, have);
+        if (len == 0 && have < cfg.head_max) { /* all of p is in the head: the rest is to come */
+            c->head_len = have;
+            return 0;
         }
-        size_t len = (size_t)(blank + 4 - c->head);
-        p += len - c->head_len, n -= len - c->head_len;
-        c->head_len = 0;
-        if (parse_head(c, len) < 0) {
+        if (len <= 0) { /* garbage, or no end of the head in HEAD_MAX bytes */
             st.bad_responses++;
             drop_conn(c, RESET, now);
             return -1;
         }
+        p += (size_t)len - c->head_len, n -= (size_t)len - c->head_len;
+        c->head_len = 0;
         if (c->status < 200)
             continue; /* 1xx: an interim response, the real one follows */
         if (c->body_left > 0)
@@ -611,13 +646,15 @@ static void report(int64_t end)
         stall = run > stall ? run : stall;
     }
     printf("OPENLOOP {\"mode\": \"%s\", \"rate\": %.10g, \"poisson\": %s, \"seed\": %llu, \"connections\": %d, "
-           "\"pipeline\": %d, \"max_in_flight\": %ld, \"close\": %s, \"duration_s\": %.10g, \"timeout_s\": %.10g, "
+           "\"pipeline\": %d, \"max_in_flight\": %ld, \"close\": %s, \"protocol\": \"%s\", \"request_bytes\": %zu, "
+           "\"duration_s\": %.10g, \"timeout_s\": %.10g, "
            "\"elapsed_s\": %.6f, \"offered\": %ld, \"sent\": %ld, \"ok\": %ld, \"non2xx\": %ld, \"timeouts\": %ld, "
            "\"errors_connect\": %ld, \"resets\": %ld, \"dropped\": %ld, \"achieved_rps\": %.3f",
            cfg.open ? "open" : "closed", cfg.open ? cfg.rate : 0, cfg.poisson ? "true" : "false",
            (unsigned long long)cfg.seed, n, cfg.pipeline, cfg.max_in_flight, cfg.close_mode ? "true" : "false",
-           cfg.duration, cfg.timeout, (double)(end - start_ns) / 1e9, st.offered, st.sent, o[OK], o[NON2XX],
-           o[TIMEOUT], o[CONNECT_ERROR], o[RESET], o[DROPPED], (double)o[OK] / cfg.duration);
+           cfg.frame ? "frame" : "http", cfg.request_len, cfg.duration, cfg.timeout, (double)(end - start_ns) / 1e9,
+           st.offered, st.sent, o[OK], o[NON2XX], o[TIMEOUT], o[CONNECT_ERROR], o[RESET], o[DROPPED],
+           (double)o[OK] / cfg.duration);
     put_ms("p50_ms", &st.latency, 50);
     put_ms("p90_ms", &st.latency, 90);
     put_ms("p99_ms", &st.latency, 99);
@@ -658,6 +695,35 @@ static void report(int64_t end)
 
 /* ---- setup ---- */
 
+/* --body-file or --frame: FILE's bytes -> cfg.payload. NULL, or why not (naming FILE). */
+static const char *read_payload(const char *path)
+{
+    static char why[1200];
+    const char *err = NULL;
+    struct stat sb;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL || fstat(fileno(f), &sb) != 0)
+        err = strerror(errno);
+    else if (!S_ISREG(sb.st_mode))
+        err = "not a regular file";
+    else if (sb.st_size == 0)
+        err = "empty";
+    else if (sb.st_size > PAYLOAD_MAX)
+        err = "longer than 64 KiB (65536 bytes)";
+    else if ((cfg.payload = malloc((size_t)sb.st_size)) == NULL)
+        die("malloc");
+    else if (fread(cfg.payload, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size)
+        err = ferror(f) ? strerror(errno) : "shorter than when it was opened";
+    else
+        cfg.payload_len = (size_t)sb.st_size;
+    if (f != NULL && fclose(f) != 0)
+        die("fclose");
+    if (err == NULL)
+        return NULL;
+    snprintf(why, sizeof why, "--%s %.1024s: %s", cfg.frame ? "frame" : "body-file", path, err);
+    return why;
+}
+
 /* http://IPv4:PORT/PATH -> cfg.addr and the request; 0 if it is not one. */
 static int parse_url(const char *url)
 {
@@ -672,14 +738,30 @@ static int parse_url(const char *url)
     cfg.addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
     if (inet_pton(AF_INET, host, &cfg.addr.sin_addr) != 1)
         return 0;
-    char request[1200];
-    cfg.request_len = (size_t)snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: %s:%ld\r\n%s\r\n", path,
-                                       host, p, cfg.close_mode ? "Connection: close\r\n" : "");
+    char head[HEAD_MAX];    /* the request's head: the path is at most 1024 bytes, the type 256 */
+    size_t head_len = FRAME_HEAD;
+    if (cfg.frame) {
+        uint32_t be = htonl((uint32_t)cfg.payload_len);
+        memcpy(head, &be, FRAME_HEAD);
+    } else {
+        int len = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%ld\r\n", cfg.payload ? "POST" : "GET",
+                           path, host, p);
+        if (cfg.payload)
+            len += snprintf(head + len, sizeof head - (size_t)len, "Content-Type: %s\r\nContent-Length: %zu\r\n",
+                            cfg.content_type, cfg.payload_len);
+        len += snprintf(head + len, sizeof head - (size_t)len, "%s\r\n", cfg.close_mode ? "Connection: close\r\n" : "");
+        head_len = (size_t)len;
+    }
+    cfg.request_len = head_len + cfg.payload_len;
     cfg.requests_len = cfg.request_len * (size_t)cfg.pipeline;
     if ((cfg.requests = malloc(cfg.requests_len)) == NULL)
         die("malloc");
-    for (int i = 0; i < cfg.pipeline; i++)
-        memcpy(cfg.requests + (size_t)i * cfg.request_len, request, cfg.request_len);
+    for (int i = 0; i < cfg.pipeline; i++) {
+        char *r = cfg.requests + (size_t)i * cfg.request_len;
+        memcpy(r, head, head_len);
+        if (cfg.payload_len)
+            memcpy(r + head_len, cfg.payload, cfg.payload_len);
+    }
     return 1;
 }
 
@@ -744,9 +826,11 @@ int main(int argc, char **argv)
         {"connections", required_argument, NULL, 'c'}, {"pipeline", required_argument, NULL, 'p'},
         {"max-in-flight", required_argument, NULL, 'm'}, {"duration", required_argument, NULL, 'd'},
         {"timeout", required_argument, NULL, 't'},     {"close", no_argument, NULL, 'x'},
-        {"hist", required_argument, NULL, 'H'},        {NULL, 0, NULL, 0}};
+        {"hist", required_argument, NULL, 'H'},        {"body-file", required_argument, NULL, 'b'},
+        {"content-type", required_argument, NULL, 'T'}, {"frame", required_argument, NULL, 'F'},
+        {NULL, 0, NULL, 0}};
     double connections = cfg.connections, pipeline = cfg.pipeline, max_in_flight = 0, seed = -1;
-    const char *hist_path = NULL;
+    const char *hist_path = NULL, *body_path = NULL, *frame_path = NULL, *content_type = NULL, *file_error;
     int o, opt_index = 0, ok = 1;
     while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
         switch (o) {
@@ -761,6 +845,9 @@ int main(int argc, char **argv)
         case 't': ok = parse_number(optarg, 0.001, 3600, 0, &cfg.timeout); break;
         case 'x': cfg.close_mode = 1; break;
         case 'H': hist_path = optarg; break;
+        case 'b': body_path = optarg; break;
+        case 'T': content_type = optarg; break;
+        case 'F': frame_path = optarg; break;
         default: goto usage; /* getopt_long has named the flag */
         }
         if (!ok) {
@@ -771,6 +858,10 @@ int main(int argc, char **argv)
     cfg.connections = (int)connections;
     cfg.pipeline = (int)pipeline;
     cfg.seed = seed < 0 ? 1 : (uint64_t)seed;
+    cfg.frame = frame_path != NULL;
+    const char *payload_path = cfg.frame ? frame_path : body_path;
+    cfg.head_max = cfg.frame ? FRAME_HEAD : HEAD_MAX;
+    cfg.content_type = content_type ? content_type : cfg.content_type;
     long def_max = (long)cfg.connections * cfg.pipeline * 100;
     cfg.max_in_flight = max_in_flight > 0 ? (long)max_in_flight : def_max < 100000000 ? def_max : 100000000;
     const char *why = optind != argc - 1                             ? "one URL, after the flags"
@@ -779,6 +870,12 @@ int main(int argc, char **argv)
                       : !cfg.open && max_in_flight > 0                ? "--closed takes no --max-in-flight"
                       : seed >= 0 && !cfg.poisson                     ? "--seed needs --poisson"
                       : cfg.close_mode && cfg.pipeline > 1            ? "--close sends one request per connection: no --pipeline"
+                      : frame_path && body_path                       ? "--frame and --body-file exclude each other"
+                      : frame_path && cfg.close_mode                  ? "--frame has no Connection: close: no --close"
+                      : content_type && !body_path                    ? "--content-type needs --body-file"
+                      : content_type && (!*content_type || strlen(content_type) > 256 || strpbrk(content_type, "\r\n"))
+                          ? "--content-type: one line of 1 to 256 bytes"
+                      : payload_path && (file_error = read_payload(payload_path)) ? file_error
                       : !parse_url(argv[optind])                      ? "the URL must be http://IPv4:PORT[/PATH]"
                                                                       : NULL;
     if (why != NULL) {
@@ -843,11 +940,14 @@ usage:
     fprintf(stderr,
             "usage: %s (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)\n"
             "       [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close] [--hist FILE]\n"
-            "       http://IPv4:PORT[/PATH]\n"
+            "       [--body-file FILE [--content-type application/json] | --frame FILE] http://IPv4:PORT[/PATH]\n"
             "  open loop: R requests/s at fixed (or --poisson) times, latency from each intended start;\n"
             "  at most --pipeline unanswered per connection, at most --max-in-flight (default\n"
             "  connections x pipeline x 100) in flight, the rest dropped; --closed: each connection keeps\n"
-            "  --pipeline requests outstanding. Prints OPENLOOP {json} on stdout.\n",
+            "  --pipeline requests outstanding. Prints OPENLOOP {json} on stdout.\n"
+            "  GET PATH; --body-file: POST PATH with FILE as the body; --frame: no HTTP, each request a\n"
+            "  4-byte big-endian length and FILE, each answer a length and its bytes (the URL's host and\n"
+            "  port only; no --close). FILE: 1 byte to 64 KiB.\n",
             argv[0]);
     return 2;
 }
