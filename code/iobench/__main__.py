@@ -113,9 +113,10 @@ def cmd_battery(args) -> int:
     from .lifecycle import ServerProcess, Unsupported
 
     try:
-        with ServerProcess(manifest.get(args.server), cpus=args.server_cpus) as srv:
+        server = manifest.get(args.server)
+        with ServerProcess(server, cpus=args.server_cpus) as srv:
             srv.verify()
-            verdicts = run_battery("127.0.0.1", srv.port, args.cases)
+            verdicts = run_battery("127.0.0.1", srv.port, args.cases, route=server.route)
     except Unsupported as exc:
         print(f"skip: {exc}", file=sys.stderr)
         return 77

@@ -6,6 +6,7 @@ check *and* the server still answered.
 
     from iobench.battery import run_battery
     verdicts = run_battery("127.0.0.1", port)
+    verdicts = run_battery("127.0.0.1", port, route=server.route)  # a server with a route of its own (RPC)
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from .http import BODY, HttpError, HttpTimeout, parse_status_line, read_response, recv_into, request_bytes
+from .http import (CONTRACT, HttpError, HttpTimeout, Route, parse_status_line, read_response, recv_into,
+                   request_bytes)
 
 TIMEOUT = 5.0
 
@@ -49,8 +51,8 @@ def _connect(host: str, port: int) -> socket.socket:
     return s
 
 
-def _expect_ok(resp, what: str) -> None:
-    if resp.status != 200 or resp.body != BODY:
+def _expect_ok(resp, what: str, route: Route = CONTRACT) -> None:
+    if resp.status != 200 or resp.body != route.body:
         raise CaseFailed(f"{what}: got {resp.status} with body {resp.body[:40]!r}")
 
 
@@ -66,57 +68,57 @@ def _closed_by_peer(sock: socket.socket, wait: float = TIMEOUT) -> bool:
 
 # ---- cases ---------------------------------------------------------------------------------
 
-def case_http10(host, port):
+def case_http10(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
-        s.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        s.sendall(f"GET {route.path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
         resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
-        _expect_ok(resp, "HTTP/1.0 GET")
+        _expect_ok(resp, "HTTP/1.0 GET", route)
         if not _closed_by_peer(s):
             raise CaseFailed("HTTP/1.0 without keep-alive: the server kept the connection open")
     return f"200, {resp.version}, closed after the response"
 
 
-def case_http11(host, port):
+def case_http11(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
-        s.sendall(request_bytes("/", "HTTP/1.1"))
+        s.sendall(request_bytes(route.path, "HTTP/1.1"))
         resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
-        _expect_ok(resp, "HTTP/1.1 GET")
+        _expect_ok(resp, "HTTP/1.1 GET", route)
     return f"200, {resp.version}"
 
 
-def case_keepalive_100(host, port):
+def case_keepalive_100(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
         buf = bytearray()
         for i in range(100):
             try:
-                s.sendall(request_bytes("/", "HTTP/1.1"))
+                s.sendall(request_bytes(route.path, "HTTP/1.1"))
                 resp = read_response(s, buf, time.monotonic() + TIMEOUT)
             except (HttpError, OSError) as exc:
                 raise CaseFailed(f"request {i + 1} of 100 on one connection failed: {exc}") from exc
-            _expect_ok(resp, f"request {i + 1}")
+            _expect_ok(resp, f"request {i + 1}", route)
     return "100 responses on one connection"
 
 
-def case_pipelined_10(host, port):
+def case_pipelined_10(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
-        s.sendall(request_bytes("/", "HTTP/1.1") * 10)
+        s.sendall(request_bytes(route.path, "HTTP/1.1") * 10)
         buf = bytearray()
         for i in range(10):
             try:
                 resp = read_response(s, buf, time.monotonic() + TIMEOUT)
             except HttpError as exc:
                 raise CaseFailed(f"pipelined response {i + 1} of 10 missing: {exc}") from exc
-            _expect_ok(resp, f"pipelined response {i + 1}")
+            _expect_ok(resp, f"pipelined response {i + 1}", route)
     return "10 pipelined requests, 10 responses in order"
 
 
-def case_byte_by_byte(host, port):
+def case_byte_by_byte(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
-        for b in request_bytes("/", "HTTP/1.1"):
+        for b in request_bytes(route.path, "HTTP/1.1"):
             s.sendall(bytes([b]))
             time.sleep(0.002)
         resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
-        _expect_ok(resp, "request sent byte by byte")
+        _expect_ok(resp, "request sent byte by byte", route)
     return "200 after a request sent one byte at a time"
 
 
@@ -131,7 +133,7 @@ def _read_until_closed(sock: socket.socket, buf: bytearray, deadline: float) -> 
         return True
 
 
-def _without_status_line(s: socket.socket, buf: bytearray, deadline: float, what: str) -> str:
+def _without_status_line(s: socket.socket, buf: bytearray, deadline: float, what: str, route: Route) -> str:
     """The server answered with bytes that do not start with a status line.
 
     That is an HTTP/0.9 response: no status line, no headers, the body ends when the
@@ -148,20 +150,21 @@ def _without_status_line(s: socket.socket, buf: bytearray, deadline: float, what
     if not closed:
         raise CaseFailed(f"{what}: {len(buf)} bytes without a status line, and the connection "
                          f"stayed open for {TIMEOUT:g} s")
-    if bytes(buf) == BODY:
-        raise CaseFailed(f"{what}: answered the book's body without a status line, "
+    if bytes(buf) == route.body:
+        body = "the book's body" if route == CONTRACT else f"the body of GET {route.path}"
+        raise CaseFailed(f"{what}: answered {body} without a status line, "
                          "as if the request were a valid HTTP/0.9 GET")
     return f"{what}: a body without a status line (HTTP/0.9-style error page, {len(buf)} bytes), then closed"
 
 
-def _rejected_or_closed(s: socket.socket, what: str) -> str:
+def _rejected_or_closed(s: socket.socket, what: str, route: Route) -> str:
     buf = bytearray()  # keeps what arrived, also when read_response gives up
     deadline = time.monotonic() + TIMEOUT
     try:
         resp = read_response(s, buf, deadline)
     except HttpError as exc:
         if buf and not buf.startswith(b"HTTP/"):
-            return _without_status_line(s, buf, deadline, what)
+            return _without_status_line(s, buf, deadline, what, route)
         if "closed" in str(exc) or "connection error" in str(exc):
             if not buf:
                 return f"{what}: connection closed"
@@ -177,17 +180,17 @@ def _rejected_or_closed(s: socket.socket, what: str) -> str:
     raise CaseFailed(f"{what}: answered {resp.status}, expected a 4xx or a closed connection")
 
 
-def case_malformed_request_line(host, port):
+def case_malformed_request_line(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
         s.sendall(b"THIS IS NOT HTTP\r\n\r\n")
-        return _rejected_or_closed(s, "malformed request line")
+        return _rejected_or_closed(s, "malformed request line", route)
 
 
-def case_header_64k(host, port):
+def case_header_64k(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
         big = "x" * (64 * 1024)
         try:
-            s.sendall(request_bytes("/", "HTTP/1.1", extra_headers={"X-Big": big}))
+            s.sendall(request_bytes(route.path, "HTTP/1.1", extra_headers={"X-Big": big}))
         except (BrokenPipeError, ConnectionResetError):
             return "64 KiB header: connection closed while sending"
         try:
@@ -201,25 +204,25 @@ def case_header_64k(host, port):
         raise CaseFailed(f"64 KiB header: answered {resp.status}")
 
 
-def case_idle_client(host, port):
+def case_idle_client(host, port, route: Route = CONTRACT):
     idle = _connect(host, port)  # connects and never sends a byte
     try:
         time.sleep(0.2)
         try:
             with _connect(host, port) as s:
-                s.sendall(request_bytes("/", "HTTP/1.1", close=True))
+                s.sendall(request_bytes(route.path, "HTTP/1.1", close=True))
                 resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
         except (HttpError, OSError) as exc:
             raise CaseFailed(f"while one client sat idle, another got no answer within {TIMEOUT:g} s: {exc}") from exc
-        _expect_ok(resp, "request next to an idle client")
+        _expect_ok(resp, "request next to an idle client", route)
     finally:
         idle.close()
     return "served another client while one sat idle"
 
 
-def case_reset_mid_request(host, port):
+def case_reset_mid_request(host, port, route: Route = CONTRACT):
     s = _connect(host, port)
-    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.")
+    s.sendall(f"GET {route.path} HTTP/1.1\r\nHost: 127.".encode())
     time.sleep(0.05)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()  # with linger 0: an RST
@@ -227,25 +230,25 @@ def case_reset_mid_request(host, port):
     return "client sent half a request, then a reset"
 
 
-def case_half_close(host, port):
+def case_half_close(host, port, route: Route = CONTRACT):
     with _connect(host, port) as s:
-        s.sendall(request_bytes("/", "HTTP/1.1"))
+        s.sendall(request_bytes(route.path, "HTTP/1.1"))
         s.shutdown(socket.SHUT_WR)
         try:
             resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
         except HttpError as exc:
             raise CaseFailed(f"no response after the client half-closed: {exc}") from exc
-        _expect_ok(resp, "response after half-close")
+        _expect_ok(resp, "response after half-close", route)
     return "full response after the client's FIN"
 
 
-def case_concurrent_500(host, port, clients: int = 500):
+def case_concurrent_500(host, port, route: Route = CONTRACT, clients: int = 500):
     async def one(i: int) -> str | None:  # None, or what went wrong for client i
         stage = "connect"
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3 * TIMEOUT)
             stage = "send"
-            writer.write(request_bytes("/", "HTTP/1.1", close=True))
+            writer.write(request_bytes(route.path, "HTTP/1.1", close=True))
             await writer.drain()
             stage = "read"
             data = await asyncio.wait_for(reader.read(), 3 * TIMEOUT)
@@ -253,7 +256,7 @@ def case_concurrent_500(host, port, clients: int = 500):
             head, _, body = data.partition(b"\r\n\r\n")
             if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0] + b" ":
                 return f"{head[:40]!r}"
-            if body != BODY:
+            if body != route.body:
                 return f"body {body[:40]!r}"
             return None
         except (OSError, asyncio.TimeoutError) as exc:
@@ -291,19 +294,20 @@ CASES: list[tuple[str, Callable]] = [
 ]
 
 
-def still_answers(host: str, port: int) -> tuple[bool, str]:
+def still_answers(host: str, port: int, route: Route = CONTRACT) -> tuple[bool, str]:
     try:
         with _connect(host, port) as s:
-            s.sendall(request_bytes("/", "HTTP/1.1", close=True))
+            s.sendall(request_bytes(route.path, "HTTP/1.1", close=True))
             resp = read_response(s, bytearray(), time.monotonic() + TIMEOUT)
-        if resp.status == 200 and resp.body == BODY:
+        if resp.status == 200 and resp.body == route.body:
             return True, ""
         return False, f"liveness GET answered {resp.status}"
     except (OSError, HttpError) as exc:
         return False, f"liveness GET failed: {exc}"
 
 
-def run_battery(host: str, port: int, cases: list[str] | None = None) -> list[Verdict]:
+def run_battery(host: str, port: int, cases: list[str] | None = None, route: Route = CONTRACT) -> list[Verdict]:
+    """Every case (or those named) against a server that answers `route` (GET / with the book's body unless told)."""
     verdicts = []
     for name, fn in CASES:
         if cases and name not in cases:
@@ -311,14 +315,14 @@ def run_battery(host: str, port: int, cases: list[str] | None = None) -> list[Ve
         t0 = time.monotonic()
         counts: dict = {}
         try:
-            detail, passed = fn(host, port), True
+            detail, passed = fn(host, port, route), True
             if isinstance(detail, tuple):  # a case that counts returns (detail, counts)
                 detail, counts = detail
         except CaseFailed as exc:
             detail, passed, counts = str(exc), False, exc.counts
         except (OSError, HttpError) as exc:
             detail, passed = f"{exc.__class__.__name__}: {exc}", False
-        alive, why = still_answers(host, port)
+        alive, why = still_answers(host, port, route)
         if not alive:
             passed = False
             detail = f"{detail}; then the server stopped answering ({why})"

@@ -193,7 +193,8 @@ class HttpExperiment(Experiment):
                 continue
             with ServerProcess(server, ServerOptions(host=run.host), cpus=run.server_cpus, netns=run.netns) as srv:
                 srv.verify()
-                verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery(run.host, srv.port)]
+                verdicts[server.id] = [v.as_dict() for v in battery_mod.run_battery(run.host, srv.port,
+                                                                                    route=server.route)]
             passed = sum(v["passed"] for v in verdicts[server.id])
             run.progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
         run.writer.write_json("battery.json", verdicts)

@@ -77,6 +77,7 @@ class ClientLoad(Driver):
     name = "clientload"
 
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
+        self.gets_only(spec)
         if not (CLIENTS / "target" / "classes").is_dir():
             raise RuntimeError(f"the Java clients are not built: make {' '.join(CLIENTS_BUILD)}")
         if spec.client not in IDS:

@@ -21,6 +21,16 @@ def _response(connection: str) -> bytes:
             b"\r\n" + BODY)
 
 
+@dataclass(frozen=True)
+class Route:
+    """What a server answers a plain GET with: the request's path and the body it must send back."""
+    path: str
+    body: bytes
+
+
+# Every contract server: GET / answers the book's body. The RPC providers answer a call on their own route.
+CONTRACT = Route("/", BODY)
+
 RESPONSE_KEEP_ALIVE = _response("keep-alive")
 RESPONSE_CLOSE = _response("close")
 # What a contract server answers before it closes a connection whose request it cannot serve:

@@ -184,14 +184,15 @@ class ServerProcess:
         return None  # Verify.BY_EXPERIMENT: the experiment checks it (echo: from the client's namespace)
 
     def _verify_contract(self, timeout: float) -> http.Response:
-        """GET / must answer 200 with the book's body."""
+        """A GET of its route (GET /) must answer 200 with the route's body (the book's)."""
+        route = self.server.route
         try:
-            resp = http.get(self.opts.host, self.port, "/", timeout=timeout)
+            resp = http.get(self.opts.host, self.port, route.path, timeout=timeout)
         except (OSError, http.HttpError) as exc:
-            raise ServerError(f"{self.server.id}: no valid answer to GET /: {exc}") from exc
-        if resp.status != 200 or resp.body != http.BODY:
-            raise ServerError(f"{self.server.id}: GET / answered {resp.status} with body {resp.body[:80]!r}, "
-                              f"expected 200 with {http.BODY!r}")
+            raise ServerError(f"{self.server.id}: no valid answer to GET {route.path}: {exc}") from exc
+        if resp.status != 200 or resp.body != route.body:
+            raise ServerError(f"{self.server.id}: GET {route.path} answered {resp.status} with body "
+                              f"{resp.body[:80]!r}, expected 200 with {route.body!r}")
         return resp
 
     def _verify_answers(self, timeout: float) -> bytes:

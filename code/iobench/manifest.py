@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .http import BODY
+from .http import BODY, CONTRACT, Route
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ROOT / "code"
@@ -31,6 +31,7 @@ class ServerOptions:
     # drop a connection silent this long (0: never); None: the server's default (2 s for the
     # blocking models, never for the event loops, which take the flag and ignore it; 75 s for nginx)
     idle_timeout_s: float | None = None
+    extra: tuple[str, ...] = ()  # flags of the server's own, after the contract's (an RPC provider's keep-alive)
 
 
 class Ready(enum.Enum):
@@ -59,6 +60,8 @@ class Server:
     baseline: bool = False
     verify: Verify = Verify.CONTRACT
     prepare: Callable[[ServerOptions, Path], None] | None = None  # writes config into a workdir
+    route: Route = CONTRACT            # what verify and the battery GET, and the body it must answer
+    role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (rpcrun.py)
 
     @property
     def conforms(self) -> bool:
@@ -159,7 +162,7 @@ def contract_flags(opts: ServerOptions) -> list[str]:
             a += [flag, f"{value:g}"]
     if opts.idle_timeout_s is not None:  # here 0 means something: never drop an idle connection
         a += ["--idle-timeout-s", f"{opts.idle_timeout_s:g}"]
-    return a
+    return a + list(opts.extra)
 
 
 def contract_argv(binary: Path) -> Callable[[ServerOptions, Path], list[str]]:
@@ -287,6 +290,56 @@ for _id, _class, _model, _summary in JAVA_SEED_SERVERS:
     register(java_server(_id, _class, _model, _summary, pool=False, seed=True))
 
 
+# ---- the RPC providers (source write-up 004; code/java/rpc, a Maven module of its own) ---------
+# One service (findById) behind four IO stacks, with the same Jackson and the same body bytes. GET /?id=101 is
+# the call every HTTP provider answers for verify and the battery (the write-up's own wrk URL); the load POSTs
+# the call as JSON (rpcrun.py). The 2 x 2 of plain Netty (HTTP or a length-prefixed frame; JSON or a compact
+# binary form) are servers of their own; the frame ones speak no HTTP, so rpcrun verifies them with a call.
+
+RPC = JAVA / "rpc"
+RPC_JSON_101 = b'{"status":true,"data":{"id":101,"name":"user-101"},"error":null}'
+RPC_ROUTE = Route("/?id=101", RPC_JSON_101)
+RPC_BUILD = ("-C", str(CODE), "rpc")
+
+
+def rpc_argv(main_class: str, flags: tuple[str, ...] = ()) -> Callable[[ServerOptions, Path], list[str]]:
+    """java FLAGS -cp (the module's jar and its jars) CLASS, its fixed flags, then the contract's and opts.extra."""
+    def argv(opts: ServerOptions, workdir: Path) -> list[str]:
+        classpath = (RPC / "target" / "classpath.txt").read_text().strip()
+        return [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", f"{RPC / 'target' / 'iom-rpc.jar'}:{classpath}",
+                main_class, *flags, *contract_flags(opts)]
+    return argv
+
+
+# id, class, fixed flags, model, summary, speaks HTTP (verify and battery on RPC_ROUTE)
+RPC_SERVERS = [
+    ("rpc-tomcat", "iom.rpc.spring.MvcProvider", (), "Spring MVC on Tomcat 11 (thread per request, a pool of 200)",
+     "Spring Boot 4.1 webmvc as shipped: 200 platform threads, keep-alive closed every 100 requests", True),
+    ("rpc-tomcat-vt", "iom.rpc.spring.MvcProvider", ("--virtual-threads",), "Spring MVC on Tomcat 11, virtual threads",
+     "the same, with spring.threads.virtual.enabled: a virtual thread per request", True),
+    ("rpc-webflux", "iom.rpc.spring.FluxProvider", (), "Spring WebFlux on Reactor Netty (event loops)",
+     "Spring Boot 4.1 webflux: Reactor Netty's event loops; blocking work on boundedElastic", True),
+    ("rpc-netty", "iom.rpc.netty.NettyProvider", (), "plain Netty 4.2, HTTP codec (event loops)",
+     "Netty's HttpServerCodec and aggregator; JSON; blocking work on an executor group", True),
+    ("rpc-netty-http-binary", "iom.rpc.netty.NettyProvider", ("--codec", "binary"), "plain Netty 4.2, HTTP, binary",
+     "the same over HTTP, with the call and answer in a compact binary form", False),
+    ("rpc-netty-frame-json", "iom.rpc.netty.NettyProvider", ("--transport", "frame"), "plain Netty 4.2, frames, JSON",
+     "a 4-byte length and the JSON call, no HTTP", False),
+    ("rpc-netty-frame-binary", "iom.rpc.netty.NettyProvider", ("--transport", "frame", "--codec", "binary"),
+     "plain Netty 4.2, frames, binary", "a 4-byte length and the binary call: what an RPC framework's own protocol is",
+     False),
+]
+for _id, _class, _flags, _model, _summary, _http in RPC_SERVERS:
+    register(Server(id=_id, model=_model, lang="Java", summary=_summary, argv=rpc_argv(_class, _flags),
+                    build=RPC_BUILD, supports=frozenset({"work_ms", "spin_us", "pool"}), role="rpc",
+                    route=RPC_ROUTE, verify=Verify.CONTRACT if _http else Verify.BY_EXPERIMENT))
+# The write-up's consumer: GET /?id=N calls a provider (--provider URL, in opts.extra) through OkHttp's execute().
+register(Server(id="rpc-consumer", model="Spring MVC on Tomcat 11, calling the provider through OkHttp",
+                lang="Java", summary="the write-up's consumer: wrk loads it, it calls the provider once per request",
+                argv=rpc_argv("iom.rpc.spring.Consumer"), build=RPC_BUILD, role="rpc", route=RPC_ROUTE,
+                verify=Verify.BY_EXPERIMENT))
+
+
 # ---- the echo servers (the Mina vs Netty chapter; started by echorun.py) ----------------------
 
 @dataclass(frozen=True)
@@ -306,10 +359,11 @@ ECHO_SERVERS = {s.id: s for s in (
 )}
 
 
-def ids(lang: str, baseline: bool = False, conforms: bool = True) -> tuple[str, ...]:
-    """The ids of a language's servers, in the order registered (the order of every table)."""
+def ids(lang: str, baseline: bool = False, conforms: bool = True, role: str = "model") -> tuple[str, ...]:
+    """The ids of a language's servers (of the IO models, unless `role` says), in the order registered (the
+    order of every table)."""
     return tuple(s.id for s in SERVERS.values()
-                 if s.lang == lang and s.baseline == baseline and s.conforms == conforms)
+                 if s.lang == lang and s.baseline == baseline and s.conforms == conforms and s.role == role)
 
 
 def get(server_id: str) -> Server:

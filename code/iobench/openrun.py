@@ -158,20 +158,36 @@ class OpenExperiment(Experiment):
     def units(self, run: Run, points, repeat: int):
         yield from self._units(points)
 
-    def measure(self, run: Run, srv: ServerProcess, point: OpenPoint, repeat: int) -> dict:
-        key = (srv.server.id, point.work_ms, repeat)
-        rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
-        level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
-        stem = f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
-        hist = run.writer.raw_path(stem + ".hist.csv") if point.tool == "openloop" else None
-        spec = drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=True,
+    def key(self, srv: ServerProcess, point, repeat: int) -> tuple:
+        """What a closed loop's capacity is kept under: the open points of the same key are fractions of it."""
+        return (srv.server.id, point.work_ms, repeat)
+
+    def stem(self, srv: ServerProcess, point, repeat: int, level: str) -> str:
+        """The raw files' name, under raw/."""
+        return f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
+
+    def target(self, srv: ServerProcess) -> str:
+        """The URL the load goes to."""
+        return srv.url
+
+    def spec(self, run: Run, srv: ServerProcess, point, rate: float, hist: Path | None) -> drivers.LoadSpec:
+        """The measured load of a point (its warm-up: the same, for the warm-up's seconds)."""
+        return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=True,
                                 duration_s=self.duration(run), timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
+
+    def measure(self, run: Run, srv: ServerProcess, point: OpenPoint, repeat: int) -> dict:
+        key = self.key(srv, point, repeat)
+        rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
+        level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
+        stem = self.stem(srv, point, repeat, level)
+        hist = run.writer.raw_path(stem + ".hist.csv") if point.tool == "openloop" else None
+        spec = self.spec(run, srv, point, rate, hist)
         driver = drivers.get(point.tool)
         warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": self.warmup(run),
                                    "hist": ""})
-        load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
-                    measured=run.client_prefix + driver.argv(spec, srv.url),
+        load = Load(warmup=run.client_prefix + driver.argv(warm, self.target(srv)),
+                    measured=run.client_prefix + driver.argv(spec, self.target(srv)), threads=spec.threads,
                     timeout_s=self.duration(run) * 2 + point.timeout_s + 60)
         m = run.measure_load(srv, stem, load, warmup_s=self.warmup(run))
         r = driver.parse(m.output, m.code)

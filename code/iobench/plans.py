@@ -214,11 +214,12 @@ def __getattr__(name: str):
 
 def every() -> dict:
     """Every plan by dataset, of every kind: HTTP and echo (here), scale (scaleplans.py), open-loop (openrun.py),
-    HTTP clients (clientrun.py)."""
+    HTTP clients (clientrun.py), RPC providers (rpcrun.py)."""
     from .clientrun import CLIENT_PLANS
     from .openrun import OPEN_PLANS
+    from .rpcrun import RPC_PLANS
     from .scaleplans import SCALE_PLANS
-    return {**PLANS, **SCALE_PLANS, **ECHO_PLANS, **OPEN_PLANS, **CLIENT_PLANS}
+    return {**PLANS, **SCALE_PLANS, **ECHO_PLANS, **OPEN_PLANS, **CLIENT_PLANS, **RPC_PLANS}
 
 
 def get(name: str):

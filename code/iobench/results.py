@@ -124,10 +124,14 @@ class DatasetWriter:
         (self.staging / "raw").mkdir()
         self.rows: list[dict] = []
 
-    def raw_path(self, relative: str) -> Path:
-        p = self.staging / "raw" / relative
+    def path(self, relative: str) -> Path:
+        """A file of the run's own beside results.csv (flame/x-flame.html), its folder made."""
+        p = self.staging / relative
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
+
+    def raw_path(self, relative: str) -> Path:
+        return self.path(f"raw/{relative}")
 
     def write_raw(self, relative: str, text: str) -> str:
         atomic_write(self.raw_path(relative), text)

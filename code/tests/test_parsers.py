@@ -164,6 +164,13 @@ def test_generators_that_only_get_refuse_a_body_or_frames(tool, field):
     drivers.get(tool).argv(drivers.LoadSpec(tool, 4, rate=100), "http://127.0.0.1:8080/")  # without: fine
 
 
+@pytest.mark.parametrize("field", ["body_file", "frame_file"])
+def test_the_java_clients_refuse_a_body_or_frames_too(field):
+    spec = drivers.LoadSpec("clientload", 4, rate=100, client="jetty", **{field: "req.json"})
+    with pytest.raises(ValueError, match="clientload sends only GET"):
+        drivers.get("clientload").argv(spec, "http://127.0.0.1:8080/")
+
+
 def test_ab_connection_times_and_the_share_of_time_in_unanswered_requests():
     from iobench.drivers import ab_connection_times, unfinished_share
 

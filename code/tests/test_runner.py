@@ -85,7 +85,8 @@ def read_ready(proc: subprocess.Popen, timeout: float = 60.0) -> int | None:
     raise AssertionError(f"no READY line within {timeout:g} s: {buf!r}")
 
 
-@pytest.mark.parametrize("server_id", list(manifest.SERVERS) + list(manifest.ECHO_SERVERS))
+# every server but the write-up's RPC consumer, which needs a provider to call (test_rpc.py starts both)
+@pytest.mark.parametrize("server_id", [s for s in manifest.SERVERS if s != "rpc-consumer"] + list(manifest.ECHO_SERVERS))
 def test_serve_starts_a_server_by_id_and_ctrl_c_stops_all_of_it(server_id):
     proc = subprocess.Popen([str(IOBENCH), "serve", server_id, "--work-ms", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
@@ -97,9 +98,9 @@ def test_serve_starts_a_server_by_id_and_ctrl_c_stops_all_of_it(server_id):
                 pytest.skip(f"{server_id}: not supported on this machine")
             raise AssertionError(f"serve {server_id} exited {code}: {proc.stderr.read().decode()[-800:]}")
         server = manifest.SERVERS.get(server_id)
-        if server is not None and server.conforms:
-            resp = http.get("127.0.0.1", port, "/", timeout=5)
-            assert (resp.status, resp.body) == (200, http.BODY)
+        if server is not None and server.conforms:  # GET / with the book's body; an RPC provider's own route
+            resp = http.get("127.0.0.1", port, server.route.path, timeout=5)
+            assert (resp.status, resp.body) == (200, server.route.body)
         else:
             assert port_is_listening("127.0.0.1", port)
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group

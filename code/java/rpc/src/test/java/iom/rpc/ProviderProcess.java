@@ -40,9 +40,11 @@ final class ProviderProcess implements AutoCloseable {
         port = Integer.parseInt(line.substring("READY port=".length()));
     }
 
+    /** A connection with TCP_NODELAY, as the harness's generators use: no call waits for a delayed ACK. */
     Socket connect() throws IOException {
         Socket s = new Socket("127.0.0.1", port);
         s.setSoTimeout(10_000);
+        s.setTcpNoDelay(true);
         return s;
     }
 
@@ -57,9 +59,11 @@ final class ProviderProcess implements AutoCloseable {
     static Answer post(Socket s, byte[] body) throws IOException {
         String head = "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
                 + body.length + "\r\n\r\n";
+        ByteArrayOutputStream request = new ByteArrayOutputStream();
+        request.write(head.getBytes(StandardCharsets.US_ASCII));
+        request.write(body);
         OutputStream o = s.getOutputStream();
-        o.write(head.getBytes(StandardCharsets.US_ASCII));
-        o.write(body);
+        o.write(request.toByteArray()); // one write: head and body in one segment
         o.flush();
         return read(s.getInputStream());
     }
@@ -112,21 +116,28 @@ final class ProviderProcess implements AutoCloseable {
 
     /** One length-prefixed frame out, one back. */
     static byte[] frame(Socket s, byte[] payload) throws IOException {
-        DataOutputStream o = new DataOutputStream(s.getOutputStream());
+        ByteArrayOutputStream request = new ByteArrayOutputStream();
+        DataOutputStream o = new DataOutputStream(request);
         o.writeInt(payload.length);
         o.write(payload);
-        o.flush();
+        s.getOutputStream().write(request.toByteArray()); // one write: length and payload in one segment
         DataInputStream in = new DataInputStream(s.getInputStream());
         return in.readNBytes(in.readInt());
     }
 
     /** SIGTERM, then the contract's exit status 0. */
     @Override
-    public void close() throws Exception {
+    public void close() {
         process.destroy();
-        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new AssertionError("still running 20 s after SIGTERM");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             process.destroyForcibly();
-            throw new AssertionError("still running 20 s after SIGTERM");
+            throw new AssertionError("interrupted while waiting for the provider to stop", e);
         }
         assertEquals(0, process.exitValue(), "exit status after SIGTERM");
     }

@@ -1,0 +1,136 @@
+"""The RPC providers (code/java/rpc) under the harness (rpcrun.py): the call's bytes on the wire, every provider
+answering it in its own protocol, the conformance battery on each HTTP provider's route, the write-up's consumer
+in front of a provider, and a brief live run of the plan that accounts for every request and leaves a flame graph."""
+import csv
+import json
+import struct
+import subprocess
+
+import pytest
+
+from iobench import drivers, http, manifest, plans, runner
+from iobench.battery import run_battery
+from iobench.lifecycle import ServerProcess
+from iobench.manifest import CODE, ServerOptions
+from iobench.rpcrun import ANSWERS, CALLS, GRID, PROVIDERS, RPC_PROVIDER, RpcPlan, call, load, protocol
+
+OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
+
+
+@pytest.fixture(scope="module")
+def built():
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "build/iom-openloop"], check=True)
+    subprocess.run(["make", "-s", "-C", str(CODE), "rpc"], check=True)
+
+
+# ---- without a server -----------------------------------------------------------------------------------
+
+def test_the_call_is_what_the_java_codecs_write():
+    # the same literal as CodecTest.theJsonOnTheWire (JUnit), so both sides agree on the bytes
+    assert CALLS["json"] == b'{"service":"iom.rpc.UserService","method":"findById","args":[101]}'
+    assert ANSWERS["json"] == b'{"status":true,"data":{"id":101,"name":"user-101"},"error":null}'
+    # writeUTF: a 2-byte length, then the bytes; one argument tagged I; an answer: status, tag U, id, name
+    assert CALLS["binary"][:2] == struct.pack(">H", len("iom.rpc.UserService"))
+    assert CALLS["binary"].endswith(b"\x01I" + struct.pack(">i", 101))
+    assert ANSWERS["binary"] == b"\x01U\x00\x00\x00e\x00\x08user-101"
+
+
+def test_each_provider_s_protocol_comes_from_its_flags():
+    assert {sid: protocol(sid) for sid in PROVIDERS + GRID} == {
+        "rpc-tomcat": ("http", "json"), "rpc-tomcat-vt": ("http", "json"), "rpc-webflux": ("http", "json"),
+        "rpc-netty": ("http", "json"), "rpc-netty-http-binary": ("http", "binary"),
+        "rpc-netty-frame-json": ("frame", "json"), "rpc-netty-frame-binary": ("frame", "binary")}
+    # the providers are not IO models: no table of the models grows by them
+    assert not set(PROVIDERS) & set(manifest.ids("Java"))
+    assert [s for s in PROVIDERS if manifest.get(s).conforms] == list(PROVIDERS)  # battery on their route
+    assert not any(manifest.get(s).conforms for s in GRID[1:])  # verified by a call in their own protocol
+
+
+def test_a_server_s_own_flags_follow_the_contract_s():
+    argv = manifest.get("rpc-netty-frame-binary").argv(
+        ServerOptions(port=0, work_ms=10, extra=("--keep-alive-requests", "100")), CODE)
+    main = argv.index("iom.rpc.netty.NettyProvider")
+    assert argv[main + 1:] == ["--transport", "frame", "--codec", "binary", "--port", "0", "--host", "127.0.0.1",
+                               "--work-ms", "10", "--keep-alive-requests", "100"]
+
+
+def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_its_fractions():
+    ex = RPC_PROVIDER.experiment()
+    units = ex._units(ex.points("full"))
+    for u in units:
+        kar = u.note["keep_alive_requests"]
+        assert (("--keep-alive-requests", str(kar)) == u.opts.extra) if kar >= 0 else u.opts.extra == ()
+        closed = set()
+        for p in u.points:
+            assert p.setting() == u.points[0].setting() and u.server.id in p.servers
+            if p.loop == "closed":
+                closed.add(p.connections)
+            else:  # an open point is a fraction of the closed loop at its connections, measured first
+                assert p.connections in closed
+    # the write-up's setup: only Tomcat and Netty, as shipped, with wrk -t2 -c10 on GET /?id=101
+    writeup = [u for u in units if u.points[0].experiment == "writeup"]
+    assert {u.server.id for u in writeup} == {"rpc-tomcat", "rpc-netty"}
+    assert all(p.tool == "wrk" and p.threads == 2 and p.connections == 10 and p.keep_alive_requests == -1
+               for u in writeup for p in u.points)
+    assert set(RPC_PROVIDER.smoke_points) <= set(RPC_PROVIDER.points)
+    assert isinstance(plans.get("rpc-provider"), RpcPlan)
+
+
+def test_wrk_cannot_send_the_call_so_the_plan_never_asks_it_to():
+    with pytest.raises(ValueError):
+        drivers.get("wrk").argv(drivers.LoadSpec(tool="wrk", connections=1, body_file="x"), "http://h:1/")
+    assert all(p.path == "/?id=101" for p in RPC_PROVIDER.points if p.tool == "wrk")
+
+
+# ---- live ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("server_id", PROVIDERS + GRID[1:])
+def test_every_provider_answers_the_call_in_its_own_protocol_and_stops_cleanly(built, server_id, tmp_path):
+    with ServerProcess(manifest.get(server_id), cpus=None, log_dir=tmp_path) as srv:
+        srv.verify()
+        assert call("127.0.0.1", srv.port, server_id) == ANSWERS[protocol(server_id)[1]]
+    assert srv.exit_code == 0, srv.stderr_tail()
+
+
+@pytest.mark.parametrize("server_id", PROVIDERS)
+def test_every_http_provider_passes_the_battery_on_its_route(built, server_id, tmp_path):
+    with ServerProcess(manifest.get(server_id), cpus=None, log_dir=tmp_path) as srv:
+        srv.verify()
+        verdicts = run_battery("127.0.0.1", srv.port, route=manifest.get(server_id).route)
+    assert {v.case: v.detail for v in verdicts if not v.passed} == {}, srv.stderr_tail()
+    assert srv.exit_code == 0
+
+
+def test_the_write_ups_consumer_calls_the_provider_and_fails_clearly_without_one(built, tmp_path):
+    with ServerProcess(manifest.get("rpc-netty"), cpus=None, log_dir=tmp_path) as provider:
+        opts = ServerOptions(extra=("--provider", provider.url))
+        with ServerProcess(manifest.get("rpc-consumer"), opts, cpus=None, log_dir=tmp_path) as consumer:
+            resp = http.get("127.0.0.1", consumer.port, "/?id=5")
+            assert resp.status == 200 and json.loads(resp.body) == {"id": 5, "name": "user-5"}
+            provider.stop()  # the provider gone: after its retries the consumer answers 502, and lives on
+            assert http.get("127.0.0.1", consumer.port, "/?id=5", timeout=10).status == 502
+    assert consumer.exit_code == 0, consumer.stderr_tail()
+
+
+def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, tmp_path):
+    plan = RPC_PROVIDER.only(("rpc-netty", "rpc-netty-frame-binary"))
+    path = runner.run(plan.experiment(with_battery=False), "smoke", dest=tmp_path / "rpc",
+                      progress=lambda m: None)
+    rows = list(csv.DictReader(open(path / "results.csv")))
+    assert {r["experiment"] for r in rows} == {p.experiment for p in RPC_PROVIDER.smoke_points}
+    for r in rows:
+        assert r["ok_run"] == "True", r
+        if r["tool"] == "openloop":
+            assert sum(int(r[k]) for k in OUTCOMES) == int(r["offered"]), r
+    via = [r for r in rows if r["via"]]
+    assert via and all(float(r["consumer_cpu_s"]) > 0 for r in via)
+    frame = [r for r in rows if r["server"] == "rpc-netty-frame-binary"]
+    assert frame and all(r["transport"] == "frame" and r["codec"] == "binary" for r in frame)
+    assert (path / "raw" / "requests" / "findById-binary.bin").read_bytes() == CALLS["binary"]
+    for sid in ("rpc-netty", "rpc-netty-frame-binary"):
+        flame = path / "flame" / f"{sid}-flame.html"
+        assert flame.exists() and b"<html" in flame.read_bytes()[:2000].lower()
+    meta = json.loads((path / "meta.json").read_text())
+    assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
+    ds = load(path)
+    assert not ds.summary().empty
