@@ -103,6 +103,7 @@ def test_every_http_provider_passes_the_battery_on_its_route(built, server_id, t
 
 def test_the_write_ups_consumer_calls_the_provider_and_fails_clearly_without_one(built, tmp_path):
     with ServerProcess(manifest.get("rpc-netty"), cpus=None, log_dir=tmp_path) as provider:
+        call("127.0.0.1", provider.port, "rpc-netty")  # a cold JVM's first call can take longer than 200 ms
         opts = ServerOptions(extra=("--provider", provider.url))
         with ServerProcess(manifest.get("rpc-consumer"), opts, cpus=None, log_dir=tmp_path) as consumer:
             resp = http.get("127.0.0.1", consumer.port, "/?id=5")

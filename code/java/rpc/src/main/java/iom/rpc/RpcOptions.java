@@ -49,8 +49,8 @@ public final class RpcOptions {
                 case "--timeout-ms" -> o.timeoutMs = o.integer(flag, value);
                 case "--retries" -> o.retries = o.integer(flag, value);
                 case "--profile" -> o.profile = o.given(flag, value);
-                case "--profile-delay-s" -> o.profileDelayS = o.integer(flag, value);
-                case "--profile-s" -> o.profileS = o.integer(flag, value);
+                case "--profile-delay-s" -> o.profileDelayS = o.seconds(flag, value);
+                case "--profile-s" -> o.profileS = o.seconds(flag, value);
                 default -> {
                     rest.add(flag);
                     continue;
@@ -89,6 +89,19 @@ public final class RpcOptions {
             // below
         }
         usage(flag + " wants a whole number from 0, not '" + value + "'");
+        return 0;
+    }
+
+    private double seconds(String flag, String value) {
+        try {
+            double v = Double.parseDouble(given(flag, value));
+            if (v >= 0 && v <= 86400) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        usage(flag + " wants seconds from 0 to 86400, not '" + value + "'");
         return 0;
     }
 
