@@ -166,9 +166,13 @@ class OpenExperiment(Experiment):
         """The raw files' name, under raw/."""
         return f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
 
-    def target(self, srv: ServerProcess) -> str:
-        """The URL the load goes to."""
+    def target(self, srv: ServerProcess, point) -> str:
+        """The URL a point's load goes to."""
         return srv.url
+
+    def point_warmup(self, run: Run, point) -> float:
+        """A point's warm-up seconds, before it is measured (0: none)."""
+        return self.warmup(run)
 
     def spec(self, run: Run, srv: ServerProcess, point, rate: float, hist: Path | None) -> drivers.LoadSpec:
         """The measured load of a point (its warm-up: the same, for the warm-up's seconds)."""
@@ -184,12 +188,13 @@ class OpenExperiment(Experiment):
         hist = run.writer.raw_path(stem + ".hist.csv") if point.tool == "openloop" else None
         spec = self.spec(run, srv, point, rate, hist)
         driver = drivers.get(point.tool)
-        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": self.warmup(run),
-                                   "hist": ""})
-        load = Load(warmup=run.client_prefix + driver.argv(warm, self.target(srv)),
-                    measured=run.client_prefix + driver.argv(spec, self.target(srv)), threads=spec.threads,
-                    timeout_s=self.duration(run) * 2 + point.timeout_s + 60)
-        m = run.measure_load(srv, stem, load, warmup_s=self.warmup(run))
+        warmup_s = self.point_warmup(run, point)
+        warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": warmup_s, "hist": ""})
+        url = self.target(srv, point)
+        load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
+                    measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
+                    timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
+        m = run.measure_load(srv, stem, load, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would

@@ -31,6 +31,11 @@ class Profile:
     # before it measures: its JIT must be done, or it is measured compiling (checked: after 2 s at 1,440/s a
     # client spent 4x the CPU per request and queued requests it answered on time after 10 s).
     jvm_warmup_s: float = 0.5
+    # A JVM *server* warms up for at most this long under load before its first measured point (the RPC
+    # providers: Spring MVC on one core took some 80 s to reach its steady rate, plain Netty some 50 s,
+    # compiling on the core it serves from), in windows of at most jvm_window_s whose rates are kept.
+    server_jvm_warmup_s: float = 0.5
+    jvm_window_s: float = 0.5
 
     def timing(self, measured_s: float = 0.0, warmup_s: float = 0.0) -> tuple[float, float]:
         """(measured, warm-up) seconds of one repeat for a plan that asks for `measured_s` and `warmup_s`
@@ -45,7 +50,7 @@ class Profile:
 PROFILES = {
     "smoke": Profile("smoke", duration_s=1.0, warmup_s=0.5, repeats=1, quiet_wait_s=2.0, time_wait_max_s=5.0),
     "full": Profile("full", duration_s=10.0, warmup_s=2.0, repeats=3, quiet_wait_s=30.0, time_wait_max_s=75.0,
-                    jvm_warmup_s=10.0),
+                    jvm_warmup_s=10.0, server_jvm_warmup_s=90.0, jvm_window_s=10.0),
 }
 NAMES = ("replay", "smoke", "full")
 

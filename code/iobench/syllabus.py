@@ -19,7 +19,7 @@ from .profiles import DATA
 ROOT = DATA.parent
 KERNELS = {"python3": "Python", "java": "Java", "bash": "bash (C)"}
 WORDS_PER_MINUTE = 200      # reading prose with code and tables, rounded up to 5 minutes
-JAVA_SERVERS = re.compile(r"^(java|mina|netty)")
+JAVA_SERVERS = re.compile(r"^(java|mina|netty|rpc)")
 
 
 def _pages(toc: dict) -> list[tuple[str, str]]:

@@ -12,7 +12,8 @@ from iobench import drivers, http, manifest, plans, runner
 from iobench.battery import run_battery
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ServerOptions
-from iobench.rpcrun import ANSWERS, CALLS, GRID, PROVIDERS, RPC_PROVIDER, RpcPlan, call, load, protocol
+from iobench.rpcrun import GRID, PROVIDERS, RPC_PROVIDER, RpcPlan, load
+from iobench.rpcwire import ANSWERS, CALLS, call, protocol
 
 OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
 
@@ -67,13 +68,31 @@ def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_
                 closed.add(p.connections)
             else:  # an open point is a fraction of the closed loop at its connections, measured first
                 assert p.connections in closed
-    # the write-up's setup: only Tomcat and Netty, as shipped, with wrk -t2 -c10 on GET /?id=101
-    writeup = [u for u in units if u.points[0].experiment == "writeup"]
-    assert {u.server.id for u in writeup} == {"rpc-tomcat", "rpc-netty"}
-    assert all(p.tool == "wrk" and p.threads == 2 and p.connections == 10 and p.keep_alive_requests == -1
-               for u in writeup for p in u.points)
+        # a unit's warm-up windows, if it measures them, come first: they are the JVM's warm-up
+        assert all(p.experiment != "warmup" for p in u.points[sum(p.experiment == "warmup" for p in u.points):])
+    # the write-up's setup: wrk -t2 -c10 GET /?id=101, Tomcat and Netty each at its keep-alive as shipped (Tomcat
+    # closes every 100 requests, Netty never), directly and through the consumer, which starts beside that unit
+    writeup = {(u.server.id, u.note["keep_alive_requests"], p.via) for u in units for p in u.points
+               if p.experiment == "writeup"}
+    assert writeup == {("rpc-tomcat", 100, "rpc-consumer"), ("rpc-tomcat", 100, ""),
+                       ("rpc-netty", 0, "rpc-consumer"), ("rpc-netty", 0, "")}
+    assert all(u.note["via"] == "rpc-consumer" for u in units if any(p.via for p in u.points))
+    assert all(p.tool == "wrk" and p.threads == 2 and p.path == "/?id=101" for p in RPC_PROVIDER.points
+               if p.experiment == "writeup")
+    assert {u.server.id for u in units if u.points[0].experiment == "warmup"} == set(PROVIDERS)
     assert set(RPC_PROVIDER.smoke_points) <= set(RPC_PROVIDER.points)
     assert isinstance(plans.get("rpc-provider"), RpcPlan)
+
+
+def test_a_jvm_warms_up_as_its_family_needs_and_never_longer_than_the_profile_allows():
+    from iobench.profiles import PROFILES
+    ex = RPC_PROVIDER.experiment()
+
+    class Run:  # what jvm_warmup reads of a run
+        profile = PROFILES["full"]
+    assert ex.jvm_warmup(Run, "rpc-netty-frame-json") == 60 and ex.jvm_warmup(Run, "rpc-tomcat") == 90
+    Run.profile = PROFILES["smoke"]
+    assert ex.jvm_warmup(Run, "rpc-tomcat") == PROFILES["smoke"].server_jvm_warmup_s
 
 
 def test_wrk_cannot_send_the_call_so_the_plan_never_asks_it_to():
@@ -119,6 +138,7 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
                       progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     assert {r["experiment"] for r in rows} == {p.experiment for p in RPC_PROVIDER.smoke_points}
+    assert [r["window"] for r in rows if r["experiment"] == "warmup"] == ["1"]  # rpc-netty's first window
     for r in rows:
         assert r["ok_run"] == "True", r
         if r["tool"] == "openloop":
@@ -131,6 +151,8 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     for sid in ("rpc-netty", "rpc-netty-frame-binary"):
         flame = path / "flame" / f"{sid}-flame.html"
         assert flame.exists() and b"<html" in flame.read_bytes()[:2000].lower()
+        stacks = (path / "flame" / f"{sid}.collapsed").read_text().splitlines()
+        assert stacks and all(line.rsplit(" ", 1)[1].isdigit() for line in stacks)  # "frame;frame;... count"
     meta = json.loads((path / "meta.json").read_text())
     assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
     ds = load(path)

@@ -12,8 +12,8 @@ import java.util.List;
  * each framework's shipped default (Tomcat 100; Reactor Netty and plain Netty never);</li>
  * <li>{@code --transport http|frame} and {@code --codec json|binary} (plain Netty only);</li>
  * <li>{@code --provider URL}, {@code --timeout-ms MS}, {@code --retries N} (the consumer only);</li>
- * <li>{@code --profile FILE}: write a flame graph (async-profiler, cpu samples) of the window of
- * {@code --profile-s S} seconds that starts {@code --profile-delay-s S} after READY.</li>
+ * <li>{@code --profile FILE}: write a flame graph (async-profiler, cpu samples) of a window of
+ * {@code --profile-s S} seconds that opens when FILE.start appears (iom.rpc.Profiling).</li>
  * </ul>
  * A bad value prints the usage and exits 1, like the contract's flags.
  */
@@ -28,7 +28,6 @@ public final class RpcOptions {
     public int timeoutMs = 200;
     public int retries = 2;
     public String profile = "";
-    public double profileDelayS = 10;
     public double profileS = 10;
 
     private RpcOptions(String id) {
@@ -49,7 +48,6 @@ public final class RpcOptions {
                 case "--timeout-ms" -> o.timeoutMs = o.integer(flag, value);
                 case "--retries" -> o.retries = o.integer(flag, value);
                 case "--profile" -> o.profile = o.given(flag, value);
-                case "--profile-delay-s" -> o.profileDelayS = o.seconds(flag, value);
                 case "--profile-s" -> o.profileS = o.seconds(flag, value);
                 default -> {
                     rest.add(flag);
@@ -109,7 +107,7 @@ public final class RpcOptions {
         System.err.println(id + ": " + why);
         System.err.println("usage: " + id + " [contract flags: --port N --host ADDR --work-ms MS --spin-us US --pool N]"
                 + " [--keep-alive-requests N] [--transport http|frame] [--codec json|binary]"
-                + " [--provider URL --timeout-ms MS --retries N] [--profile FILE --profile-delay-s S --profile-s S]");
+                + " [--provider URL --timeout-ms MS --retries N] [--profile FILE --profile-s S]");
         System.exit(1);
     }
 }
