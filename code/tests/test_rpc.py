@@ -157,3 +157,26 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
     ds = load(path)
     assert not ds.summary().empty
+
+
+def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
+    from iobench import flames
+    folded = tmp_path / "rpc-x.collapsed"
+    folded.write_text("\n".join([
+        # Spring calling the JDK: Spring's; Jackson under Spring: Jackson's (innermost library wins)
+        "java/lang/Thread.run;org/springframework/web/A.b;java/util/concurrent/ConcurrentHashMap.get 5",
+        "java/lang/Thread.run;org/springframework/web/A.b;tools/jackson/databind/C.d;java/lang/String.equals 3",
+        # a system call from Netty's event loop: the kernel's
+        "java/lang/Thread.run;io/netty/channel/nio/NioIoHandler.run;sun/nio/ch/IOUtil.write;tcp_sendmsg_[k] 4",
+        # the JVM's own threads
+        "thread_native_entry;CompileBroker::compiler_thread_loop;C2Compiler::compile_method 7",
+        "thread_native_entry;WorkerThread::run;G1ParScanThreadState::trim_queue 2",
+        "thread_native_entry;VMThread::run 1",
+        "java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor.runWorker 1",  # no library: the JDK's
+        "garbage line without a count",
+    ]) + "\n")
+    s = flames.shares(folded)
+    assert s.to_dict() == {"kernel": 4, "JSON (Jackson)": 3, "Spring": 5, "Tomcat": 0, "Reactor": 0, "Netty": 0,
+                           "OkHttp": 0, "RPC code": 0, "JDK": 1, "JIT compiler": 7, "GC": 2, "JVM": 1}
+    t = flames.table(tmp_path)
+    assert t.loc["rpc-x", "samples"] == 23 and abs(t.loc["rpc-x", list(flames.SHARES)].sum() - 100) < 1e-9
