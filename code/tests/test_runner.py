@@ -85,8 +85,12 @@ def read_ready(proc: subprocess.Popen, timeout: float = 60.0) -> int | None:
     raise AssertionError(f"no READY line within {timeout:g} s: {buf!r}")
 
 
-# every server but the write-up's RPC consumer, which needs a provider to call (test_rpc.py starts both)
-@pytest.mark.parametrize("server_id", [s for s in manifest.SERVERS if s != "rpc-consumer"] + list(manifest.ECHO_SERVERS))
+# every IO model and baseline, and one RPC provider: test_rpc.py starts and stops every provider (and the consumer,
+# which needs a provider to call) under the harness
+SERVED = [s for s, server in manifest.SERVERS.items() if server.role == "model" or s == "rpc-tomcat"]
+
+
+@pytest.mark.parametrize("server_id", SERVED + list(manifest.ECHO_SERVERS))
 def test_serve_starts_a_server_by_id_and_ctrl_c_stops_all_of_it(server_id):
     proc = subprocess.Popen([str(IOBENCH), "serve", server_id, "--work-ms", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
