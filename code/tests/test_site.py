@@ -5,6 +5,8 @@ executed code cell has an output, no image is broken and no internal link is bro
 Every notebook page offers its executed .ipynb, which is a valid notebook naming an
 installed kernel, and runs again on that kernel without an error.
 Every page is a notebook (jupytext header with a kernelspec), prose pages included.
+At 1280 px wide no page scrolls sideways and nothing in the text column sticks out of it (a wide
+table or listing must scroll inside its own box).
 A screenshot of every page (its first screen, taken before any check, so a failing page
 has one too; the whole page for a few) lands in _build/test-screenshots/.
 
@@ -79,6 +81,31 @@ def browser():
         b.close()
 
 
+VIEWPORT = {"width": 1280, "height": 800}
+# What sticks out of the text column at the current width: elements whose box, or whose content spilling out of
+# it, passes the column's right edge, unless a box between them and the column scrolls or clips them (the
+# first few, named).
+OVERFLOW_JS = """() => {
+  const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const edge = col.getBoundingClientRect().right;
+  const contained = e => { for (let a = e.parentElement; a && a !== col; a = a.parentElement) {
+      if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return true; }
+    return false; };
+  const right = e => { const r = e.getBoundingClientRect();  // its box, or its content spilling out of it
+    return getComputedStyle(e).overflowX === 'visible' ? Math.max(r.right, r.left + e.scrollWidth) : r.right; };
+  const out = Array.from(col.querySelectorAll('*'))
+    .filter(e => right(e) > edge + 1 && !contained(e))
+    .map(e => `${e.tagName.toLowerCase()} "${(e.textContent || '').trim().slice(0, 40)}"`);
+  return {page: document.documentElement.scrollWidth - window.innerWidth, out: out.slice(0, 3)};
+}"""
+
+
+def overflow(tab) -> list[str]:
+    """What makes the page wider than its window, or sticks out of its text column (empty: nothing)."""
+    got = tab.evaluate(OVERFLOW_JS)
+    return ([f"the page is {got['page']} px wider than its window"] if got["page"] > 1 else []) + got["out"]
+
+
 def is_notebook(page: str) -> bool:
     src = ROOT / f"{page}.md"
     return src.exists() and src.read_text().startswith("---\njupytext:") and "\nkernelspec:" in src.read_text()
@@ -86,6 +113,16 @@ def is_notebook(page: str) -> bool:
 
 def has_code_cells(page: str) -> bool:
     return "```{code-cell}" in (ROOT / f"{page}.md").read_text()
+
+
+def test_the_overflow_check_sees_what_sticks_out_and_not_what_scrolls(browser):
+    tab = browser.new_page(viewport=VIEWPORT)
+    column = '<article class="bd-article" style="width: 600px">{}</article>'
+    tab.set_content(column.format('<pre>' + 'x' * 400 + '</pre>'))
+    assert overflow(tab) and "pre" in overflow(tab)[-1]
+    tab.set_content(column.format('<div style="overflow-x: auto"><pre>' + 'x' * 400 + '</pre></div>'))
+    assert overflow(tab) == []
+    tab.close()
 
 
 @pytest.mark.parametrize("page", toc_pages())
@@ -109,7 +146,7 @@ def internal_target(site: Path, page_url: str, href: str) -> tuple[Path, str] | 
 @pytest.mark.parametrize("page", toc_pages())
 def test_page(page, site, server, browser):
     errors: list[str] = []
-    tab = browser.new_page()
+    tab = browser.new_page(viewport=VIEWPORT)
     tab.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
     tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
     tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}"))
@@ -136,6 +173,9 @@ def test_page(page, site, server, browser):
         output = cell.locator(".cell_output")
         shown = output.text_content().strip() or output.locator("img, svg").count() > 0
         assert shown, f"{page}: empty output under {source!r}"
+
+    # Nothing wider than the window or the text column at 1280 px.
+    assert overflow(tab) == [], f"{page}: sticks out at {VIEWPORT['width']} px: {overflow(tab)}"
 
     # No broken image.
     broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
