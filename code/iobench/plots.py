@@ -344,3 +344,22 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
     for ax in axes[1]:
         ax.set_xlabel("offered (requests/s)")
     return _finish(fig, axes[0, 0], ds, f"{connections} connections, {delay_ms:g} ms per request", Notes())
+
+
+def beside(table, title: str = ""):
+    """The reader's run beside the book's (mine.beside): per server, its ratio to the reference in each run, the
+    book's a hollow marker, the reader's a filled one, on one line; the caption names both machines."""
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(table) + 1.4))
+    for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
+        st = style(row["server"])
+        ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
+        ax.plot(row["book"], y, linestyle="none", mfc="none", **st)
+        ax.plot(row["yours"], y, linestyle="none", **st)
+    ax.set_yticks(range(len(table)), table["server"].iloc[::-1])
+    ax.axvline(1.0, color="black", lw=0.8)
+    a = table.attrs
+    ax.set_xlabel(f"{a.get('column', '')} / {a.get('reference', 'nginx')}'s, in the same run")
+    ax.set_title(title or "The book's run (hollow) and yours (filled)", fontsize=10)
+    fig.text(0.01, 0.005, f"book: {a.get('book', '?')}\nyours: {a.get('yours', '?')}", fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig

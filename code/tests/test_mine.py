@@ -1,0 +1,50 @@
+"""The reader's machine beside the book's (mine.py): a run of the reader's, in a folder of their own, read back and
+set beside the published run as ratios to nginx measured in the same run; data/ is never the reader's folder."""
+import dataclasses
+import subprocess
+
+import pandas as pd
+import pytest
+
+from iobench import dataset, mine, plans, plots, runner
+from iobench.manifest import CODE
+from iobench.profiles import DATA
+
+
+def test_ratios_are_to_nginx_at_the_same_point_of_the_same_run():
+    s = pd.DataFrame([
+        dict(server="nginx", tool="wrk", mode="keepalive", connections=40, work_ms=0.0, rps=100.0),
+        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=40, work_ms=0.0, rps=50.0),
+        dict(server="nginx", tool="wrk", mode="keepalive", connections=1000, work_ms=0.0, rps=80.0),
+        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=1000, work_ms=0.0, rps=120.0),
+        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=40, work_ms=20.0, rps=7.0),  # no nginx
+    ])
+    r = mine.relative(s).set_index(["server", "connections", "work_ms"])["rps"]
+    assert r.to_dict() == {("nginx", 40, 0.0): 1.0, ("c-epoll", 40, 0.0): 0.5, ("nginx", 1000, 0.0): 1.0,
+                           ("c-epoll", 1000, 0.0): 1.5}
+
+
+def test_the_reader_s_folder_is_never_the_book_s_data(monkeypatch, tmp_path):
+    monkeypatch.delenv(mine.ENV, raising=False)
+    assert mine.folder() is None and mine.mine("c-servers") is None
+    monkeypatch.setenv(mine.ENV, str(DATA / "c-servers"))
+    with pytest.raises(ValueError, match="folder of their own"):
+        mine.folder()
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    assert mine.mine("c-servers") is None  # nothing measured there yet
+
+
+def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, tmp_path):
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+    plan = dataclasses.replace(plans.get("c-servers").only(("nginx", "c-epoll")), battery=False)
+    runner.run(plan.experiment(), "smoke", dest=tmp_path / "mine" / "c-servers", progress=lambda m: None)
+    monkeypatch.setenv(mine.ENV, str(tmp_path / "mine"))
+    yours = mine.mine("c-servers")
+    assert yours is not None and yours.shown_under == "mine"
+    book = dataset.obtain("c-servers", profile="replay")
+    table = mine.beside(book, yours, "cpu_us_per_req", connections=40, work_ms=0.0, pipeline=1)
+    assert set(table["server"]) == {"nginx", "c-epoll"}
+    assert table.set_index("server").loc["nginx", ["book", "yours"]].tolist() == [1.0, 1.0]
+    assert table["yours"].gt(0).all() and table.attrs["book"].endswith(book.date())
+    fig = plots.beside(table)
+    assert "yours:" in " ".join(t.get_text() for t in fig.texts)
