@@ -298,7 +298,8 @@ class RpcExperiment(OpenExperiment):
         folded = out.with_name(f"{srv.server.id}.collapsed")
         point = RpcPoint("flame", connections=self.plan.flame_connections)
         window = min(self.plan.flame_s, run.profile.duration_s)
-        spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window + 1)
+        # the profiler notices the trigger within 0.5 s and takes a moment to load: the load outlasts its window
+        spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window + 3)
         argv = run.client_prefix + drivers.get("openloop").argv(spec, srv.url)
         Path(f"{out}.start").touch()
         started = now()
