@@ -48,3 +48,27 @@ def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, tmp_p
     assert table["yours"].gt(0).all() and table.attrs["book"].endswith(book.date())
     fig = plots.beside(table)
     assert "yours:" in " ".join(t.get_text() for t in fig.texts)
+
+
+def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, tmp_path):
+    """The C results page, executed up to its section on the reader's machine, with IOBENCH_MINE pointing at a
+    run of the reader's (here a smoke run of two servers): it names both machines and draws both runs."""
+    import jupytext
+    import nbclient
+
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+    plan = dataclasses.replace(plans.get("c-servers").only(("nginx", "c-epoll")), battery=False)
+    runner.run(plan.experiment(), "smoke", dest=tmp_path / "mine" / "c-servers", progress=lambda m: None)
+    page = CODE.parent / "book" / "c" / "results.md"
+    nb = jupytext.read(page)
+    end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Pitfalls"))
+    nb.cells = nb.cells[:end]
+    monkeypatch.setenv(mine.ENV, str(tmp_path / "mine"))
+    monkeypatch.setenv("IOBENCH_PROFILE", "replay")
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(page.parent)}}).execute()
+    last = nb.cells[-1]
+    text = "".join(o.get("text", "") for o in last.outputs if o.output_type == "stream")
+    assert "book:" in text and "yours:" in text and "No run of yours" not in text, text
+    kinds = {k for o in last.outputs for k in o.get("data", {})}
+    assert "image/png" in kinds and "text/html" in kinds  # the figure and the table
