@@ -134,3 +134,13 @@ def test_second_build_executes_nothing_until_an_input_changes(tmp_path):
     changed = build(book, out=book)
     assert changed.returncode == 0
     assert executed_pages(changed) == 1, "a changed data file did not re-execute the pages"
+
+    # A reader's own runs (IOBENCH_MINE) are drawn beside the book's: pointing at them re-executes the pages,
+    # and so does a new run in that folder; the same folder again executes nothing.
+    mine = tmp_path / "mine"
+    (mine / "c-servers").mkdir(parents=True)
+    (mine / "c-servers" / "results.csv").write_text("a\n1\n")
+    assert executed_pages(build(book, out=book, IOBENCH_MINE=str(mine))) == 1
+    assert executed_pages(build(book, out=book, IOBENCH_MINE=str(mine))) == 0
+    (mine / "c-servers" / "results.csv").write_text("a\n2\n")
+    assert executed_pages(build(book, out=book, IOBENCH_MINE=str(mine))) == 1
