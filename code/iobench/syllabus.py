@@ -65,6 +65,7 @@ def chapters(root: Path = ROOT, data: Path = DATA) -> pd.DataFrame:
             "kernel": KERNELS.get(kernel.group(1), kernel.group(1)) if kernel else "none",
             "reading_min": 5 * math.ceil(words / WORDS_PER_MINUTE / 5) if words else 0,
             "objectives": bool(re.search(r"^```\{admonition\} (?:Objectives|What you will learn)", body, re.M | re.I)),
+            "summary": bool(re.search(r"^## Summary", body, re.M)),
             "exercises": len(re.findall(r"^```\{exercise\}", body, re.M)),
             "solutions": len(re.findall(r"^```\{solution(?:-start)?\}", body, re.M)),
             "prerequisites": [_resolve(p) for p in linked],

@@ -54,3 +54,17 @@ def test_the_real_book_maps_every_chapter_of_its_table_of_contents():
     assert "book/clients/how-clients-wait" in clients.prerequisites
     assert clients.to_measure_again == ["Java", "root"]         # a Java load generator, a delay link
     assert set(got.prerequisites.sum()) <= set(got.page)        # every named prerequisite is a chapter of the book
+
+
+def test_every_content_chapter_can_be_assigned_alone():
+    """Outside Getting started and the Appendix, every chapter states what it teaches and what it assumes, ends
+    with a summary, and has at least four exercises, each with its solution."""
+    book = syllabus.chapters()
+    content = book[~book["part"].isin(["Getting started", "Appendix"])]
+    assert len(content) >= 18
+    lacking = {row.page: [what for what, ok in (("objectives", row.objectives), ("summary", row.summary),
+                                                 ("prerequisites", bool(row.prerequisites)),
+                                                 ("four exercises", row.exercises >= 4),
+                                                 ("a solution to each", row.solutions == row.exercises)) if not ok]
+               for row in content.itertuples()}
+    assert {page: what for page, what in lacking.items() if what} == {}
