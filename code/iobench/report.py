@@ -33,6 +33,16 @@ def value_in(frame, column: str, default=REQUIRED, **where) -> float:
     raise KeyError(f"{len(sel)} rows match {where}")
 
 
+def number(x, fmt: str = ",.0f") -> str:
+    """A measured value as prose quotes it, or "n/a" where a run has none (NaN, None: a server
+    that failed, a counter a smoke run could not read), so that a page never dies formatting it."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if x != x else format(x, fmt)
+
+
 def words(n: int) -> str:
     """Small counts as words, as prose writes them: 0 -> "no", 3 -> "three", 14 -> "14"."""
     return WORDS[n] if 0 <= n < len(WORDS) else str(n)
