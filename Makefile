@@ -79,7 +79,7 @@ glue-snapshot: book
 	python code/tools/glue_values.py . > book/glue-values.json
 
 unit:
-	python -m pytest -q code/tests -m "not site"
+	python -m pytest -q --durations=25 code/tests -m "not site"
 	$(MAKE) -C code test-java
 
 SITE ?= _build/html

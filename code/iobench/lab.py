@@ -29,13 +29,14 @@ def server(server_id: str, **options) -> ServerProcess:
 
 
 def closed_loop(port: int, connections: int, seconds: float, timeout_s: float = 5, pipeline: int = 1,
-                close: bool = False) -> dict:
+                close: bool = False, path: str = "/") -> dict:
     """iom-openloop --closed against 127.0.0.1:port, on CPU 1: its OPENLOOP line as a dict
-    (achieved_rps, ok, p50_ms, p99_ms, conns_served, ...). close: a new connection per request."""
+    (achieved_rps, ok, p50_ms, p99_ms, conns_served, ...). close: a new connection per request;
+    path: what it GETs (an RPC provider answers its call on manifest.RPC_ROUTE.path)."""
     limits.raise_nofile()
     argv = LOAD_PREFIX + [str(C_BUILD / "iom-openloop"), "--closed", "--connections", str(connections),
                           "--pipeline", str(pipeline), "--duration", f"{seconds:g}", "--timeout", f"{timeout_s:g}",
-                          *(["--close"] if close else []), f"http://127.0.0.1:{port}/"]
+                          *(["--close"] if close else []), f"http://127.0.0.1:{port}{path}"]
     out = subprocess.run(argv, capture_output=True, text=True)
     line = summary_line(out.stdout, "OPENLOOP")
     if line is None:

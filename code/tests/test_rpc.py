@@ -120,6 +120,16 @@ def test_every_http_provider_passes_the_battery_on_its_route(built, server_id, t
     assert srv.exit_code == 0
 
 
+def test_an_exercise_cell_loads_a_provider_on_its_route(built):
+    # lab.closed_loop GETs the path it is given: the provider's route answers, "/" (no call named) does not
+    from iobench import lab
+    with lab.server("rpc-netty") as srv:
+        on_route = lab.closed_loop(srv.port, connections=4, seconds=0.5, path=manifest.RPC_ROUTE.path)
+        no_call = lab.closed_loop(srv.port, connections=4, seconds=0.5)
+    assert on_route["ok"] > 50 and on_route["non2xx"] == 0
+    assert no_call["ok"] == 0 and no_call["non2xx"] > 0
+
+
 def test_the_write_ups_consumer_calls_the_provider_and_fails_clearly_without_one(built, tmp_path):
     with ServerProcess(manifest.get("rpc-netty"), cpus=None, log_dir=tmp_path) as provider:
         call("127.0.0.1", provider.port, "rpc-netty")  # a cold JVM's first call can take longer than 200 ms
