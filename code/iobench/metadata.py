@@ -90,10 +90,14 @@ def git() -> dict:
     return {"commit": commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None, "dirty": bool(status)}
 
 
+def portable_text(text: str) -> str:
+    """Text without this checkout's location (data/ is shared between machines)."""
+    return text.replace(str(ROOT) + "/", "")
+
+
 def portable(argv: list[str]) -> list[str]:
-    """A command line without this checkout's location (data/ is shared between machines)."""
-    root = str(ROOT) + "/"
-    return [a.replace(root, "") for a in argv]
+    """A command line without this checkout's location."""
+    return [portable_text(a) for a in argv]
 
 
 def now() -> str:

@@ -379,7 +379,7 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
     r.stops.append({"server": unit.server.id, "repeat": repeat, **unit.note, "argv": metadata.portable(srv.argv),
                     "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
                     "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
-                    **({"stderr_tail": tail} if (tail := srv.stderr_tail(800)) else {})})
+                    **({"stderr_tail": metadata.portable_text(tail)} if (tail := srv.stderr_tail(800)) else {})})
     if srv.exit_code != 0:
         if ex.require_clean_exit:
             raise RuntimeError(f"{unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "

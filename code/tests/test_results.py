@@ -249,3 +249,12 @@ def test_every_published_dataset_is_a_full_run_from_a_clean_tree_and_read_by_a_c
     assert sorted(got.index) == published and published
     assert (got.profile == "full").all() and got.clean_tree.all(), got[["profile", "clean_tree"]]
     assert got.read_by.str.len().gt(0).all(), got.read_by
+
+
+def test_what_a_run_keeps_of_a_server_s_stderr_names_no_path_of_this_machine():
+    # a JVM's warning quoted a jar under the checkout into data/rpc-provider/meta.json (stderr_tail)
+    from iobench import metadata
+    from iobench.manifest import ROOT
+    line = f"called by X (file:{ROOT}/code/java/rpc/target/lib/a.jar)"
+    assert metadata.portable_text(line) == "called by X (file:code/java/rpc/target/lib/a.jar)"
+    assert metadata.portable([f"{ROOT}/code/c/build/iom-openloop", "-c", "1"]) == ["code/c/build/iom-openloop", "-c", "1"]
