@@ -180,7 +180,7 @@ COLUMNS = [
     "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "thread_groups",
     "error_kinds", "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
-    "server_threads_max", "foreign_cpu_cores", "noisy", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
+    "server_threads_max", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
     "gc_log_file", "thread_dump_file",
     "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
@@ -309,7 +309,7 @@ class ClientExperiment(Experiment):
             **tcp_columns(m.probes["tcp"]),
             "java_version": x.get("java_version"), "server": srv.server.id,
             **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_threads_max", "foreign_cpu_cores",
-                                  "noisy", "raw_file", "started_at")},
+                                  "noisy", "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * m.usage.cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,
             "hlog_file": str(Path("raw") / (stem + ".hlog")) if hlog.exists() else None,

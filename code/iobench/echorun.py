@@ -76,7 +76,7 @@ COLUMNS = [
     "stalls_35ms", "stall_pct", "messages", "duration_s",
     "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "errors_mismatch",
     "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_msg", "server_threads_max", "server_rss_kib_max",
-    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
+    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
     "reads", "reads_per_msg", "short_reads_pct", "full_buffer_reads_pct",
     "client_delayed_acks", "server_delayed_acks", "delayed_acks_per_1k_msg",
     "server_out_segs", "retrans_segs",

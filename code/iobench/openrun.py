@@ -108,7 +108,8 @@ COLUMNS = [
     "send_lag_p99_ms", "stall_s", "in_flight_max",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
-    "client_cpu_pct", "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy", "outlier",
+    "client_cpu_pct", "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
+    "loop_ms_before", "loop_ms_after", "outlier",
     "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
 KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate"]  # a point: its rate
@@ -221,7 +222,7 @@ class OpenExperiment(Experiment):
             "conn_median_requests": x.get("conn_median_requests"), "conn_max_requests": x.get("conn_max_requests"),
             **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
                                   "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
-                                  "raw_file", "started_at")},
+                                  "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,
             "client_cpu_us_per_req": 1e6 * m.client_cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,

@@ -27,7 +27,7 @@ COLUMNS = [
     "requests", "duration_s", "bytes",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct",
     "server_rss_kib_max", "pss_kib", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
-    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
+    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",
     "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib",
     "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",

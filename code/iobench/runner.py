@@ -151,6 +151,7 @@ class Measured:
     generator_bound: bool
     foreign_cpu_cores: float
     probes: dict
+    loop_ms: tuple[float, float] = (float("nan"), float("nan"))  # sampler.core_loop_ms just before and after
 
 
 class Probe:
@@ -169,6 +170,7 @@ def load_columns(m: Measured) -> dict:
             "server_rss_kib_max": u.rss_kib_max, "server_threads_max": u.threads_max,
             "client_cpu_pct": m.client_cpu_pct, "generator_bound": m.generator_bound,
             "foreign_cpu_cores": m.foreign_cpu_cores, "noisy": m.foreign_cpu_cores > NOISY_FOREIGN_CORES,
+            "loop_ms_before": m.loop_ms[0], "loop_ms_after": m.loop_ms[1],
             "raw_file": m.raw_file, "started_at": m.started}
 
 
@@ -280,6 +282,8 @@ class Run:
             self.writer.write_raw(stem + ".warmup.txt", raw_text(load.warmup, load.env, output, code, started))
 
         wait_quiet(self.profile.quiet_wait_s)
+        cpus = ",".join(c for c in (self.server_cpus, self.client_cpus) if c) or None
+        loop_before = sampler.core_loop_ms(cpus)
         started = now()
         for p in probes.values():
             p.start()
@@ -287,12 +291,14 @@ class Run:
         output, code, client_cpu, wall = run_load(load.measured, load.env, load.timeout_s)
         usage = sampling.stop()
         kept = {name: p.stop() for name, p in probes.items()}
+        loop_after = sampler.core_loop_ms(cpus)
         raw_file = self.writer.write_raw(stem + ".txt", raw_text(load.measured, load.env, output, code, started))
         self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
         client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
         foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
         return Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
-                        generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept)
+                        generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
+                        (loop_before, loop_after))
 
 
 # ---- the lifecycle -------------------------------------------------------------------------

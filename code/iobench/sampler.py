@@ -152,6 +152,41 @@ def system_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
+SPEED_LOOP = 1_000_000   # iterations of core_loop_ms's loop: about 40 ms on the book's machine, several scheduler slices
+
+
+def cpu_ids(cpus: str | None) -> list[int]:
+    """The CPUs a taskset list names ("1", "0-1", "1,3"); every CPU this process may use when unpinned."""
+    if not cpus:
+        return sorted(os.sched_getaffinity(0))
+    ids = []
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        ids.extend(range(int(lo), int(hi or lo) + 1))
+    return ids
+
+
+def core_loop_ms(cpus: str | None, n: int = SPEED_LOOP) -> float:
+    """How fast the machine is right now: the milliseconds a fixed loop takes, run by this thread pinned
+    to each CPU of `cpus` in turn, the slowest. On an idle machine it takes the same time every time;
+    a CPU that is throttled, busy or shared with another guest takes longer. The book's rpc-provider
+    run of 2026-11-25 met a machine whose every core ran at half speed for minutes at a time, with
+    nothing in /proc/stat to show it: the harness records this beside every measured run."""
+    before = os.sched_getaffinity(0)
+    slowest = 0.0
+    try:
+        for cpu in cpu_ids(cpus):
+            os.sched_setaffinity(0, {cpu})
+            t0 = time.perf_counter()
+            total = 0
+            for i in range(n):
+                total += i
+            slowest = max(slowest, (time.perf_counter() - t0) * 1000.0)
+    finally:
+        os.sched_setaffinity(0, before)
+    return slowest
+
+
 def machine_busy_cores(window_s: float = 0.5) -> float:
     """How many cores were busy, on average, over a short window."""
     a, t0 = system_busy_s(), time.monotonic()

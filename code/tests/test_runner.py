@@ -5,13 +5,14 @@ import os
 import re
 import select
 import signal
+import statistics
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from iobench import echorun, http, manifest, plans, runner
+from iobench import echorun, http, manifest, plans, runner, sampler
 from iobench.bench import HttpExperiment
 from iobench.procs import EXIT_UNSUPPORTED, port_is_listening, process_group_pids
 
@@ -57,6 +58,22 @@ def test_server_ids_are_written_once():
     assert set(manifest.ids("C")) - set(plans.C_MEASURED) == {"c-uring-multishot"}
     assert plans.JAVA_SERVERS.servers[1:] == manifest.ids("Java")
     assert plans.ECHO_VERSIONS == tuple(manifest.ECHO_SERVERS)
+
+
+def test_the_speed_probe_sees_a_core_that_runs_slower():
+    """sampler.core_loop_ms, recorded beside every measured run: a core shared with a busy process runs the
+    same loop about twice as long (the slow phases of the rpc-provider run, which nothing else recorded)."""
+    alone = statistics.median(sampler.core_loop_ms("1") for _ in range(5))
+    hog = subprocess.Popen(["taskset", "-c", "1", "python3", "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        shared = statistics.median(sampler.core_loop_ms("1") for _ in range(5))
+    finally:
+        hog.kill()
+        hog.wait()
+    assert shared > 1.5 * alone, (alone, shared)
+    assert os.sched_getaffinity(0) == set(sampler.cpu_ids(None))   # the harness's own affinity is back
+    assert sampler.cpu_ids("0,2-3") == [0, 2, 3]
 
 
 def test_no_harness_module_is_over_400_lines():
