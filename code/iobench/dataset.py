@@ -21,6 +21,10 @@ KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "re
         "idle_conns"]
 
 
+# A run whose machine-speed loop took this many times its usual time was measured on a slower machine (Dataset.slow).
+SLOW_FACTOR = 1.3
+
+
 @dataclass
 class Dataset:
     name: str
@@ -105,6 +109,16 @@ class Dataset:
         none. (Runs before 2026-11-23 kept their delay link under "link".)"""
         links = self.meta.get("links") or ({"delay": self.meta["link"]} if self.meta.get("link") else {})
         return links.get(name)
+
+    def slow(self, factor: float = SLOW_FACTOR) -> pd.DataFrame:
+        """The rows measured while the machine ran slow: the fixed loop timed just before or just after the
+        run (loop_ms_before, loop_ms_after; runner.measure_load) took over `factor` times the machine's usual
+        speed, the loop's 10th percentile over the dataset (not its median: half a run can be slow). Empty for a
+        dataset captured before those columns existed: it cannot say."""
+        if "loop_ms_before" not in self.df.columns:
+            return self.df.iloc[0:0]
+        loop = self.df[["loop_ms_before", "loop_ms_after"]].max(axis=1)
+        return self.df[loop > factor * loop.quantile(0.1)]
 
     def value(self, column: str = "rps", default=REQUIRED, **where) -> float:
         """One median from the summary, for quoting in prose (glue), never typed by hand:

@@ -152,7 +152,7 @@ def system_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
-SPEED_LOOP = 1_000_000   # iterations of core_loop_ms's loop: about 40 ms on the book's machine, several scheduler slices
+SPEED_LOOP = 500_000   # iterations of core_loop_ms's loop: about 20 ms on the book's machine, a few scheduler slices
 
 
 def cpu_ids(cpus: str | None) -> list[int]:

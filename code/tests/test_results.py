@@ -258,3 +258,21 @@ def test_what_a_run_keeps_of_a_server_s_stderr_names_no_path_of_this_machine():
     line = f"called by X (file:{ROOT}/code/java/rpc/target/lib/a.jar)"
     assert metadata.portable_text(line) == "called by X (file:code/java/rpc/target/lib/a.jar)"
     assert metadata.portable([f"{ROOT}/code/c/build/iom-openloop", "-c", "1"]) == ["code/c/build/iom-openloop", "-c", "1"]
+
+
+def test_slow_names_the_runs_measured_while_the_machine_ran_slow():
+    """The rpc-provider run of 2026-11-25: some repeats at half speed. With the speed loop recorded, the
+    dataset names them; a dataset from before the loop existed names none rather than guessing."""
+    import pandas as pd
+
+    from pathlib import Path
+
+    from iobench.dataset import Dataset
+
+    df = pd.DataFrame({"server": ["a", "a", "b", "b"], "repeat": [1, 2, 1, 2],
+                       "loop_ms_before": [20.0, 21.0, 19.5, 41.0], "loop_ms_after": [20.5, 40.0, 20.0, 40.5]})
+    ds = Dataset("x", Path("."), df, {}, {}, "replay")
+    assert ds.slow()[["server", "repeat"]].values.tolist() == [["a", 2], ["b", 2]]
+    assert ds.slow(factor=2.5).empty
+    old = Dataset("x", Path("."), df.drop(columns=["loop_ms_before", "loop_ms_after"]), {}, {}, "replay")
+    assert old.slow().empty
