@@ -159,8 +159,11 @@ def wire_limit(size: int, mbit: float = 1000.0) -> float:
 
 
 def sweep_plot(ds: EchoDataset, link: str):
-    """Messages/s and MB/s against message size, median with min-max bars, one line per version."""
+    """Messages/s and MB/s against message size, median with min-max bars, one line per version
+    (in its colour of every figure), one legend outside on the right; the caption text is the dataset's line."""
     import matplotlib.pyplot as plt
+
+    from .looks import describe, style
 
     s = ds.summary()
     s = s[(s["experiment"] == "sweep") & (s["link"] == link)]
@@ -168,9 +171,10 @@ def sweep_plot(ds: EchoDataset, link: str):
     for server, g in s.groupby("server", sort=False):
         g = g.sort_values("size")
         x = g["size"] / 1024
-        ax1.errorbar(x, g["tps"], yerr=[g["tps"] - g["tps_min"], g["tps_max"] - g["tps"]], marker="o",
-                     capsize=3, label=server)
-        ax2.plot(x, g["mb_per_s"], marker="o", label=server)
+        look = style(server)
+        ax1.errorbar(x, g["tps"], yerr=[g["tps"] - g["tps_min"], g["tps_max"] - g["tps"]], capsize=3,
+                     label=server, **look)
+        ax2.plot(x, g["mb_per_s"], label=server, **look)
     if link == "veth":
         sizes = sorted(s["size"].unique())
         ax1.plot([z / 1024 for z in sizes], [wire_limit(z) for z in sizes], "k--", lw=1, label="1 Gbit/s wire limit")
@@ -180,14 +184,17 @@ def sweep_plot(ds: EchoDataset, link: str):
         ax.set_xscale("log")
         ax.set_xticks([1, 2, 5, 10, 50, 100], ["1k", "2k", "5k", "10k", "50k", "100k"])
         ax.set_xlabel("message size (KiB)")
-        ax.legend(fontsize="small")
     ax1.set_yscale("log")
     ax1.set_ylabel("messages per second (echoes)")
     ax2.set_ylabel("payload MB/s, one direction")
     ax2.set_ylim(bottom=0)
     where = "loopback" if link == "lo" else "1 Gbit/s veth link, MTU 1500"
     fig.suptitle(f"Echo throughput, 32 connections, {where}")
-    fig.text(0.01, -0.02, ds.caption(), fontsize=7, va="top", wrap=True)
+    handles, labels = ax1.get_legend_handles_labels()
+    more = [(h, l) for h, l in zip(*ax2.get_legend_handles_labels()) if l not in labels]
+    fig.legend(handles + [h for h, _ in more], labels + [l for _, l in more], fontsize="small",
+               loc="upper left", bbox_to_anchor=(1.0, 0.9), borderaxespad=0)
+    describe(fig, ds.caption() + ".")
     fig.tight_layout()
     return fig
 

@@ -1,4 +1,7 @@
-"""The standard plots, each with the dataset's machine and date in its caption.
+"""The standard plots. Each figure carries its caption text (caption(fig)): the dataset's line
+(machine, date, profile, pinning) and what its markings mean; a page glues it into the figure's
+real caption (the cell's `mystnb.figure` metadata, with {glue:text}), so the machine and date are
+text under the figure, not small print inside the image. Legends sit outside the axes.
 
 Medians are drawn with min-max bars over the repeats. In every plot, a point where
 the load generator saturated its core is drawn hollow, and the legend and the caption
@@ -7,63 +10,36 @@ as the server. A point where some connection never got an answer (unserved: wrk
 counts only what completes, so its numbers describe the connections that were served)
 is crossed out, and the legend and caption say so.
 
-Every server keeps one colour and one marker in every figure of the book (style): a C
-server is a circle, a Java one a square, an echo server a diamond, and a Java server
-takes the colour of the C server of the same model (java-thread that of c-thread), so a
-model looks alike in both languages; the baselines are nginx's black star and python's
-grey plus.
+Every server keeps one colour and one marker in every figure of the book (looks.style).
 """
 from __future__ import annotations
-
-import functools
 
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 from matplotlib.lines import Line2D
 
-from .clientload import IDS as CLIENTS
 from .dataset import Dataset
+from .looks import FACET_ABOVE, FAMILIES, caption, describe, family, style  # noqa: F401 (pages use plots.*)
 
 plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
                      "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
 
-# Distinct hues (matplotlib's tab10, then Dark2's and tab20's darker ones), in the order servers claim them.
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#393b79",
-            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a")
-_BASELINES = {"nginx": ("black", "*"), "python-http-server": ("dimgrey", "P")}
-# A Java server drawn in the colour of the C server of the same model (the others get their own).
-_SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java-threadpool": "c-threadpool",
-               "java-nio": "c-epoll", "java-nio-multi": "c-epoll-reuseport", "java-nio2": "c-uring",
-               "java-vthread": "c-coroutine"}
-_MARKERS = {"C": "o", "Java": "s"}
-# The Java HTTP clients (book/clients): triangles, in hues of their own (tab20c's darkest).
-_CLIENT_HUES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
 
-
-@functools.cache
-def _styles() -> dict[str, tuple[str, str]]:
-    """Every server's (colour, marker), assigned once in manifest order."""
-    from . import manifest
-
-    styles = dict(_BASELINES)
-    hues = iter(_PALETTE)
-    for sid in manifest.ids("C"):
-        styles[sid] = (next(hues), _MARKERS["C"])
-    for sid in manifest.ids("Java") + tuple(s[0] for s in manifest.JAVA_SEED_SERVERS):
-        twin = _SAME_MODEL.get(sid)
-        styles[sid] = (styles[twin][0] if twin else next(hues), _MARKERS["Java"])
-    for sid in manifest.ECHO_SERVERS:
-        styles[sid] = (next(hues), "D")
-    for sid, hue in zip(CLIENTS, _CLIENT_HUES):
-        styles[sid] = (hue, "^")
-    styles["iom-openloop"] = ("black", "X")   # clientrun.REFERENCE: the C generator the clients are measured beside
-    return styles
-
-
-def style(server: str) -> dict:
-    """The colour and marker `server` has in every figure: plot(..., **style(server))."""
-    color, marker = _styles().get(server, ("grey", "x"))
-    return {"color": color, "marker": marker}
+def _panels(servers: list[str], height: float = 4.0):
+    """A figure for `servers`: one axes when they are few, else one panel per family present (nginx drawn in
+    each as the reference). Returns the figure and, per axes, the servers it draws."""
+    if len(servers) <= FACET_ABOVE:
+        fig, ax = plt.subplots(figsize=(7, height))
+        return fig, [(ax, servers)]
+    present = [f for f in FAMILIES if any(family(s) == f for s in servers)]
+    fig, axes = plt.subplots(1, len(present), figsize=(4.4 * len(present), height + 1.6), sharey=True, squeeze=False)
+    shown = []
+    for ax, fam in zip(axes[0], present):
+        mine = [s for s in servers if family(s) == fam]
+        if "nginx" in servers and "nginx" not in mine:
+            mine = ["nginx"] + mine
+        ax.set_title(fam, fontsize="medium")
+        shown.append((ax, mine))
+    return fig, shown
 
 
 def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):
@@ -108,7 +84,8 @@ def _draw(ax, x, y, lo, hi, g, server) -> Notes:
     return _hollow(ax, x, y, g, look["color"], look["marker"])
 
 
-def _legend(ax, notes: Notes):
+def _legend(ax, notes: Notes, below: bool = False):
+    """The legend outside the axes: on the right, or under a panel of a faceted figure."""
     handles, labels = ax.get_legend_handles_labels()
     if notes.bound:  # one grey hollow marker says what hollow means, for every series
         handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
@@ -117,17 +94,19 @@ def _legend(ax, notes: Notes):
     if notes.unserved:
         handles.append(Line2D([], [], marker="x", linestyle="", markersize=11, color="grey", markeredgewidth=2))
         labels.append("crossed: connections never served")
-    ax.legend(handles, labels, fontsize="small")
+    if below:
+        ax.legend(handles, labels, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    else:
+        ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
 
 
 def _caption(fig, ds: Dataset, notes: Notes):
-    caption = ds.caption()
+    text = ds.caption() + "."
     if notes.bound:
-        caption += "\nHollow markers: the load generator was saturated (generator-bound)."
+        text += " Hollow markers: the load generator was saturated (generator-bound)."
     if notes.unserved:
-        caption += ("\nCrossed markers: some connections never got an answer; the numbers describe "
-                    "only those that did.")
-    fig.text(0.01, -0.02, caption, fontsize=7, va="top", wrap=True)
+        text += " Crossed markers: some connections never got an answer; the numbers describe only those that did."
+    describe(fig, text)
 
 
 def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
@@ -138,51 +117,70 @@ def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
     return fig
 
 
+def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, column: str, ylabel: str,
+             title: str, log_x: bool = True):
+    """A median with min-max bars per server against connections: one axes, or a panel per family."""
+    series = dict(_series(ds, tool, mode, work_ms, pipeline))
+    fig, panels = _panels(list(series))
+    notes = Notes()
+    for ax, servers in panels:
+        for server in servers:
+            g = series[server]
+            notes |= _draw(ax, g["connections"], g[column], g[column + "_min"], g[column + "_max"], g, server)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlabel("concurrent connections")
+        ax.set_ylim(bottom=0)
+    panels[0][0].set_ylabel(ylabel)
+    if len(panels) == 1:
+        return _finish(fig, panels[0][0], ds, title, notes)
+    for ax, _ in panels:
+        _legend(ax, notes, below=True)
+    fig.suptitle(title)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
 def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True,
                pipeline: int = 1):
-    fig, ax = plt.subplots(figsize=(7, 4))
-    notes = Notes()
-    for server, g in _series(ds, tool, mode, work_ms, pipeline):
-        notes |= _draw(ax, g["connections"], g["rps"], g["rps_min"], g["rps_max"], g, server)
-    if log_x:
-        ax.set_xscale("log")
-    ax.set_xlabel("concurrent connections")
-    ax.set_ylabel("requests per second")
-    ax.set_ylim(bottom=0)
     title = (f"Throughput, {tool} {mode}" + (f", {pipeline} pipelined" if pipeline != 1 else "")
              + (f", {work_ms:g} ms work" if work_ms else ""))
-    return _finish(fig, ax, ds, title, notes)
+    return _faceted(ds, tool, mode, work_ms, pipeline, "rps", "requests per second", title, log_x)
 
 
 def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
-    fig, ax = plt.subplots(figsize=(7, 4))
+    """p50 (solid, the server's marker) and p99 (dashed, with the repeats' range) per server."""
+    series = dict(_series(ds, tool, mode, work_ms))
+    fig, panels = _panels(list(series))
     notes = Notes()
-    for server, g in _series(ds, tool, mode, work_ms):
-        x = g["connections"]
-        color = style(server)["color"]
-        ax.plot(x, g["p50_ms"], marker="o", color=color, label=f"{server} p50")
-        ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
-                    marker="^", linestyle="--", color=color, capsize=3, label=f"{server} p99")
-        notes |= _hollow(ax, x, g["p50_ms"], g, color, "o")
-        _hollow(ax, x, g["p99_ms"], g, color, "^")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("concurrent connections")
-    ax.set_ylabel("latency (ms)")
-    return _finish(fig, ax, ds, f"Latency percentiles, {tool} {mode}", notes)
+    for ax, servers in panels:
+        for server in servers:
+            g = series[server]
+            x, look = g["connections"], style(server)
+            ax.plot(x, g["p50_ms"], label=f"{server} p50", **look)
+            ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
+                        marker="^", linestyle="--", color=look["color"], capsize=3, label=f"{server} p99")
+            notes |= _hollow(ax, x, g["p50_ms"], g, look["color"], look["marker"])
+            _hollow(ax, x, g["p99_ms"], g, look["color"], "^")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent connections")
+    panels[0][0].set_ylabel("latency (ms)")
+    title = f"Latency percentiles, {tool} {mode}"
+    if len(panels) == 1:
+        return _finish(fig, panels[0][0], ds, title, notes)
+    for ax, _ in panels:
+        _legend(ax, notes, below=True)
+    fig.suptitle(title)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
 
 
 def cpu_per_request(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
-    fig, ax = plt.subplots(figsize=(7, 4))
-    notes = Notes()
-    for server, g in _series(ds, tool, mode, work_ms):
-        notes |= _draw(ax, g["connections"], g["cpu_us_per_req"], g["cpu_us_per_req_min"],
-                       g["cpu_us_per_req_max"], g, server)
-    ax.set_xscale("log")
-    ax.set_xlabel("concurrent connections")
-    ax.set_ylabel("server CPU per request (µs)")
-    ax.set_ylim(bottom=0)
-    return _finish(fig, ax, ds, f"Server CPU time per request, {tool} {mode}", notes)
+    return _faceted(ds, tool, mode, work_ms, 1, "cpu_us_per_req", "server CPU per request (µs)",
+                    f"Server CPU time per request, {tool} {mode}")
 
 
 def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
@@ -343,7 +341,12 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
             ax.set_yscale("log")
     for ax in axes[1]:
         ax.set_xlabel("offered (requests/s)")
-    return _finish(fig, axes[0, 0], ds, f"{connections} connections, {delay_ms:g} ms per request", Notes())
+    fig.suptitle(f"{connections} connections, {delay_ms:g} ms per request")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize="small", loc="upper left",
+               bbox_to_anchor=(1.0, 0.95), borderaxespad=0)
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
 
 
 def beside(table, title: str = ""):
@@ -360,6 +363,6 @@ def beside(table, title: str = ""):
     a = table.attrs
     ax.set_xlabel(f"{a.get('column', '')} / {a.get('reference', 'nginx')}'s, in the same run")
     ax.set_title(title or "The book's run (hollow) and yours (filled)", fontsize=10)
-    fig.text(0.01, 0.005, f"book: {a.get('book', '?')}\nyours: {a.get('yours', '?')}", fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    describe(fig, f"The book's run: {a.get('book', '?')}. Yours: {a.get('yours', '?')}.")
+    fig.tight_layout()
     return fig

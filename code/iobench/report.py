@@ -43,6 +43,44 @@ def number(x, fmt: str = ",.0f") -> str:
     return "n/a" if x != x else format(x, fmt)
 
 
+def table(frame, decimals: int = 2, na: str = "–"):
+    """A DataFrame (or Series) as every page shows it: no row numbers, every column named, numbers
+    with thousands separators and, per column, as many decimals as its values need (at most
+    `decimals`), and "–" where a run has no value. An index that means something (a named one,
+    a MultiIndex, labels such as server ids) becomes leading columns; a plain row count goes.
+    The site test fails a page that shows a table with its index."""
+    import pandas as pd
+
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    idx = frame.index
+    plain = idx.nlevels == 1 and idx.name is None and pd.api.types.is_integer_dtype(idx.dtype)
+    if not plain:
+        names = [n if n is not None else ("" if idx.nlevels == 1 else f"level {i}")
+                 for i, n in enumerate(idx.names)]
+        frame = frame.rename_axis(names).reset_index()
+    frame = frame.reset_index(drop=True)
+    formats = {}
+    for col in frame.columns:
+        values = frame[col]
+        if pd.api.types.is_bool_dtype(values.dtype):
+            continue
+        if pd.api.types.is_integer_dtype(values.dtype):
+            formats[col] = "{:,d}"
+        elif pd.api.types.is_float_dtype(values.dtype):
+            formats[col] = f"{{:,.{_decimals(values, decimals)}f}}"
+    return frame.style.hide(axis="index").format(formats, na_rep=na)
+
+
+def _decimals(values, most: int) -> int:
+    """The fewest decimals (up to `most`) that show every value of a column as rounded to `most`."""
+    finite = values[values.notna()].round(most)
+    for d in range(most + 1):
+        if (finite.round(d) == finite).all():
+            return d
+    return most
+
+
 def words(n: int) -> str:
     """Small counts as words, as prose writes them: 0 -> "no", 3 -> "three", 14 -> "14"."""
     return WORDS[n] if 0 <= n < len(WORDS) else str(n)

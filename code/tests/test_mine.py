@@ -34,41 +34,49 @@ def test_the_reader_s_folder_is_never_the_book_s_data(monkeypatch, tmp_path):
     assert mine.mine("c-servers") is None  # nothing measured there yet
 
 
-def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, tmp_path):
+@pytest.fixture(scope="module")
+def reader_run(tmp_path_factory):
+    """A reader's folder holding a smoke run of c-servers (two servers): measured once for the tests below."""
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+    folder = tmp_path_factory.mktemp("mine")
     plan = dataclasses.replace(plans.get("c-servers").only(("nginx", "c-epoll")), battery=False)
-    runner.run(plan.experiment(), "smoke", dest=tmp_path / "mine" / "c-servers", progress=lambda m: None)
-    monkeypatch.setenv(mine.ENV, str(tmp_path / "mine"))
+    runner.run(plan.experiment(), "smoke", dest=folder / "c-servers", progress=lambda m: None)
+    return folder
+
+
+def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, reader_run):
+    monkeypatch.setenv(mine.ENV, str(reader_run))
     yours = mine.mine("c-servers")
     assert yours is not None and yours.shown_under == "mine"
+    # every measured run records how fast the machine ran just before and after it
+    assert (yours.df["loop_ms_before"] > 0).all() and (yours.df["loop_ms_after"] > 0).all()
     book = dataset.obtain("c-servers", profile="replay")
     table = mine.beside(book, yours, "cpu_us_per_req", connections=40, work_ms=0.0, pipeline=1)
     assert set(table["server"]) == {"nginx", "c-epoll"}
     assert table.set_index("server").loc["nginx", ["book", "yours"]].tolist() == [1.0, 1.0]
     assert table["yours"].gt(0).all() and table.attrs["book"].endswith(book.date())
     fig = plots.beside(table)
-    assert "yours:" in " ".join(t.get_text() for t in fig.texts)
+    assert "Yours: " in plots.caption(fig) and book.date() in plots.caption(fig)
 
 
-def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, tmp_path):
+def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, reader_run):
     """The C results page, executed up to its section on the reader's machine, with IOBENCH_MINE pointing at a
     run of the reader's (here a smoke run of two servers): it names both machines and draws both runs."""
     import jupytext
     import nbclient
 
-    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
-    plan = dataclasses.replace(plans.get("c-servers").only(("nginx", "c-epoll")), battery=False)
-    runner.run(plan.experiment(), "smoke", dest=tmp_path / "mine" / "c-servers", progress=lambda m: None)
     page = CODE.parent / "book" / "c" / "results.md"
     nb = jupytext.read(page)
     end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Pitfalls"))
     nb.cells = nb.cells[:end]
-    monkeypatch.setenv(mine.ENV, str(tmp_path / "mine"))
+    monkeypatch.setenv(mine.ENV, str(reader_run))
     monkeypatch.setenv("IOBENCH_PROFILE", "replay")
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(page.parent)}}).execute()
-    last = nb.cells[-1]
-    text = "".join(o.get("text", "") for o in last.outputs if o.output_type == "stream")
+    named, drawn = nb.cells[-2:]
+    text = "".join(o.get("text", "") for o in named.outputs if o.output_type == "stream")
     assert "book:" in text and "yours:" in text and "No run of yours" not in text, text
-    kinds = {k for o in last.outputs for k in o.get("data", {})}
-    assert "image/png" in kinds and "text/html" in kinds  # the figure and the table
+    assert "text/html" in {k for o in named.outputs for k in o.get("data", {})}  # the table
+    # the figure alone in its cell: the page's caption wraps every display output of the cell
+    shown = [o for o in drawn.outputs if o.output_type in ("display_data", "execute_result")]
+    assert len(shown) == 1 and "image/png" in shown[0]["data"], drawn.outputs

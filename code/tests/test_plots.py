@@ -12,7 +12,8 @@ from iobench import dataset, manifest, plots  # noqa: E402
 from iobench.profiles import DATA  # noqa: E402
 
 EVERY = ("nginx", "python-http-server", *manifest.ids("C"), *manifest.ids("Java"),
-         *(s[0] for s in manifest.JAVA_SEED_SERVERS), *manifest.ECHO_SERVERS)
+         *(s[0] for s in manifest.JAVA_SEED_SERVERS), *manifest.ECHO_SERVERS,
+         *manifest.ids("Java", role="rpc"), *manifest.ids("Java", role="rpc", conforms=False))
 
 
 def test_every_server_has_a_look_of_its_own():
@@ -44,4 +45,46 @@ def test_the_standard_figures_draw_each_server_in_its_look(name):
         assert len(servers) >= 3
         for s in servers:
             assert got[s] == mcolors.to_hex(plots.style(s)["color"]), (draw.__name__, s)
+    matplotlib.pyplot.close("all")
+
+
+@pytest.mark.parametrize("name", ["c-servers", "java-servers"])
+def test_a_figure_s_caption_is_text_for_the_page_and_its_legend_sits_outside_the_axes(name):
+    """The machine and date go under the figure as its caption (the page glues caption(fig)), not into
+    the image in small print; the legend of up to 27 servers stands beside the axes, not over the data."""
+    ds = dataset.load(DATA / name)
+    for draw in (plots.throughput, plots.cpu_per_request, plots.latency, plots.memory_threads):
+        fig = draw(ds)
+        text = plots.caption(fig)
+        assert ds.machine() in text and ds.date() in text, (draw.__name__, text)
+        small_print = [t.get_text() for t in fig.texts if t is not fig._suptitle]
+        assert not small_print, (draw.__name__, small_print)
+        fig.canvas.draw()
+        for ax in fig.axes:
+            if ax.get_legend():
+                box, axes_box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+                assert box.x0 >= axes_box.x1 or box.y1 <= axes_box.y0, (draw.__name__, box, axes_box)
+    matplotlib.pyplot.close("all")
+
+
+def test_a_figure_of_many_servers_has_a_panel_per_family_each_with_nginx_for_reference():
+    ds = dataset.load(DATA / "c-servers")
+    fig = plots.throughput(ds)
+    panels = {ax.get_title(): [label for label in ax.get_legend_handles_labels()[1]] for ax in fig.axes}
+    assert list(panels) == [f for f in plots.FAMILIES if f in panels] and len(panels) == 3
+    assert all(labels[0] == "nginx" for labels in panels.values())
+    drawn = [s for labels in panels.values() for s in labels if s != "nginx"]
+    assert sorted(drawn) == sorted(set(ds.summary()["server"]) - {"nginx"})   # every other server once
+    assert "c-epoll" in panels["event loops"] and "c-thread" in panels[plots.FAMILIES[0]]
+    assert "c-coroutine" in panels[plots.FAMILIES[2]]
+    few = plots.throughput(dataset.load(DATA / "baselines"))
+    assert len(few.axes) == 1   # two servers: one axes
+    matplotlib.pyplot.close("all")
+
+
+def test_a_figure_nobody_described_has_no_caption_rather_than_an_empty_one():
+    fig = matplotlib.pyplot.figure()
+    with pytest.raises(ValueError, match="no caption"):
+        plots.caption(fig)
+    assert plots.caption(plots.describe(fig, "Measured here.")) == "Measured here."
     matplotlib.pyplot.close("all")

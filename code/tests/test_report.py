@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from iobench.report import battery_counts, battery_verdict, listing, number, value_in, words
+from iobench.report import battery_counts, battery_verdict, listing, number, table, value_in, words
 
 S = pd.DataFrame({"server": ["c-epoll", "c-epoll", "nginx"], "connections": [40, 1000, 40],
                   "rps": [100.0, 90.0, 120.0]})
@@ -63,3 +63,32 @@ def test_battery_counts_are_read_from_the_verdict_and_from_a_captured_sentence()
     assert battery_counts(captured) == {"clients": 500, "failed": 159, "first_failed_client": 58,
                                         "first_failure": "TimeoutError during read"}
     assert battery_counts({"case": "http11_get", "passed": True, "detail": "200"}) == {}
+
+
+def _cells(styler) -> list[list[str]]:
+    """The text of a styled table's body rows, and whether any row has a header cell (an index)."""
+    import re
+    html = styler.to_html()
+    body = html.split("<tbody>")[1]
+    rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    assert not any("<th" in r for r in rows), "a row header: the index is shown"
+    return [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+
+
+def test_table_drops_row_numbers_and_formats_each_column_to_what_it_needs():
+    f = pd.DataFrame({"server": ["c-epoll", "nginx"], "rps": [61900.0, 1234.5], "p99_ms": [0.12, float("nan")],
+                      "repeats": [3, 3], "bound": [True, False]})
+    rows = _cells(table(f[f.server != "x"]))   # a filtered frame keeps integer labels: still row numbers
+    assert rows == [["c-epoll", "61,900.0", "0.12", "3", "True"], ["nginx", "1,234.5", "–", "3", "False"]]
+    assert _cells(table(f[["rps"]].iloc[:1], decimals=0)) == [["61,900"]]
+
+
+def test_table_keeps_an_index_that_means_something_as_columns():
+    pivot = S.pivot(index="server", columns="connections", values="rps")
+    styled = table(pivot)
+    assert _cells(styled) == [["c-epoll", "100", "90"], ["nginx", "120", "–"]]
+    assert "server" in styled.to_html()
+    two = S.set_index(["server", "connections"])["rps"]
+    assert _cells(table(two)) == [["c-epoll", "40", "100"], ["c-epoll", "1,000", "90"], ["nginx", "40", "120"]]
+    labelled = pd.Series([1.5, 2.0], index=["c-epoll", "nginx"], name="ratio")
+    assert _cells(table(labelled)) == [["c-epoll", "1.5"], ["nginx", "2.0"]]

@@ -7,6 +7,7 @@ installed kernel with an output under every shown cell; for each kernel one such
 with the fewest code cells) runs again on it without an error (the build executed every page from
 the same source already: running all of them again doubled the site test's time).
 Every page is a notebook (jupytext header with a kernelspec), prose pages included.
+Every figure has a caption (a <figure> with a <figcaption>); no table shows a DataFrame's index.
 At 1280 px wide no page scrolls sideways and nothing in the text column sticks out of it (a wide
 table or listing must scroll inside its own box).
 A screenshot of every page (its first screen, taken before any check, so a failing page
@@ -194,6 +195,15 @@ def test_page(page, site, server, browser):
 
     # Nothing wider than the window or the text column at 1280 px.
     assert overflow(tab) == [], f"{page}: sticks out at {VIEWPORT['width']} px: {overflow(tab)}"
+
+    # Every figure (a plot, a drawing) is a <figure> with a caption; every table names its columns
+    # and shows no row numbers (report.table).
+    uncaptioned = tab.evaluate("""Array.from(document.querySelectorAll('article img, article object.graphviz'))
+        .filter(e => !(e.closest('figure')?.querySelector('figcaption')?.textContent.trim()))
+        .map(e => e.getAttribute('src') || e.getAttribute('data'))""")
+    assert not uncaptioned, f"{page}: figures without a caption: {uncaptioned}"
+    indexed = tab.locator("article table tbody tr th").count()
+    assert indexed == 0, f"{page}: {indexed} table rows show the DataFrame index (use report.table)"
 
     # No broken image.
     broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
