@@ -77,6 +77,7 @@ def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, 
     text = "".join(o.get("text", "") for o in named.outputs if o.output_type == "stream")
     assert "book:" in text and "yours:" in text and "No run of yours" not in text, text
     assert "text/html" in {k for o in named.outputs for k in o.get("data", {})}  # the table
-    # the figure alone in its cell: the page's caption wraps every display output of the cell
-    shown = [o for o in drawn.outputs if o.output_type in ("display_data", "execute_result")]
+    # the figure alone in its cell: the page's caption wraps every display output of the cell (but a glue record)
+    shown = [o for o in drawn.outputs if o.output_type in ("display_data", "execute_result")
+             and "scrapbook" not in o.get("metadata", {})]
     assert len(shown) == 1 and "image/png" in shown[0]["data"], drawn.outputs
