@@ -68,4 +68,4 @@ def table(folder: Path) -> pd.DataFrame:
         return pd.DataFrame(columns=[*SHARES, "samples"])
     counts = pd.DataFrame(rows)
     pct = counts.div(counts.sum(axis=1), axis=0) * 100
-    return pct.assign(samples=counts.sum(axis=1))
+    return pct.assign(samples=counts.sum(axis=1)).rename_axis("server")

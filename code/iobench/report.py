@@ -53,6 +53,7 @@ def table(frame, decimals: int = 2, na: str = "–"):
 
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()
+    frame = _named_columns(frame)
     idx = frame.index
     plain = idx.nlevels == 1 and idx.name is None and pd.api.types.is_integer_dtype(idx.dtype)
     if not plain:
@@ -70,6 +71,27 @@ def table(frame, decimals: int = 2, na: str = "–"):
         elif pd.api.types.is_float_dtype(values.dtype):
             formats[col] = f"{{:,.{_decimals(values, decimals)}f}}"
     return frame.style.hide(axis="index").format(formats, na_rep=na)
+
+
+def _named_columns(frame):
+    """A pivot's column labels that are numbers say what they count ("connections 10", not "10"): a table
+    without its index has no corner to show the columns' axis names in."""
+    import pandas as pd
+
+    cols = frame.columns
+    if all(n is None for n in cols.names):
+        return frame
+
+    def label(name, v):
+        numeric = pd.api.types.is_number(v) and not pd.api.types.is_bool(v)
+        return f"{name} {v:g}" if name is not None and numeric else v
+
+    frame = frame.copy()
+    if cols.nlevels == 1:
+        frame.columns = pd.Index([label(cols.name, v) for v in cols])
+    else:
+        frame.columns = pd.MultiIndex.from_tuples([tuple(label(n, v) for n, v in zip(cols.names, t)) for t in cols])
+    return frame
 
 
 def _decimals(values, most: int) -> int:

@@ -87,7 +87,13 @@ def test_table_keeps_an_index_that_means_something_as_columns():
     pivot = S.pivot(index="server", columns="connections", values="rps")
     styled = table(pivot)
     assert _cells(styled) == [["c-epoll", "100", "90"], ["nginx", "120", "–"]]
-    assert "server" in styled.to_html()
+    html = styled.to_html()
+    # the columns say what their numbers count: with no index there is no corner for the axis name
+    assert "server" in html and "connections 40" in html and "connections 1000" in html
+    grid = S.assign(requested=5000).pivot_table(index="server", columns=["requested", "connections"], values="rps")
+    assert "requested 5000" in table(grid).to_html() and "connections 40" in table(grid).to_html()
+    named = S.pivot(index="connections", columns="server", values="rps")   # string labels stay as they are
+    assert ">c-epoll<" in table(named).to_html().replace(" ", "")
     two = S.set_index(["server", "connections"])["rps"]
     assert _cells(table(two)) == [["c-epoll", "40", "100"], ["c-epoll", "1,000", "90"], ["nginx", "40", "120"]]
     labelled = pd.Series([1.5, 2.0], index=["c-epoll", "nginx"], name="ratio")
