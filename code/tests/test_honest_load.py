@@ -71,7 +71,10 @@ def test_starved_connections_are_counted(built):
     assert served["conns_served"] == 1
     assert served["unserved"] is True
     assert served["conn_min_requests"] == 0
-    assert served["conn_max_requests"] >= 0.9 * result.requests
+    # ... and that one connection did nearly all of wrk's requests. The sampler reads the sockets every 0.2 s,
+    # so the last reading can come 0.2 s (and the time `ss` takes) before the 2 s run ends: up to a tenth and
+    # more of the requests fall after it (CI once saw 0.896 of them counted against a bound of 0.9).
+    assert 0.8 * result.requests <= served["conn_max_requests"] <= result.requests
 
     result, served = measure_served("c-epoll", 10)
     assert served["conns_served"] == 10 and served["unserved"] is False
