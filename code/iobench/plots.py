@@ -117,6 +117,18 @@ def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
     return fig
 
 
+def _finish_panels(fig, panels, ds: Dataset, title: str, notes: Notes):
+    """_finish for a figure from _panels: one axes as usual, or a legend under each panel and one title."""
+    if len(panels) == 1:
+        return _finish(fig, panels[0][0], ds, title, notes)
+    for ax, _ in panels:
+        _legend(ax, notes, below=True)
+    fig.suptitle(title)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
 def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, column: str, ylabel: str,
              title: str, log_x: bool = True):
     """A median with min-max bars per server against connections: one axes, or a panel per family."""
@@ -132,14 +144,7 @@ def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, c
         ax.set_xlabel("concurrent connections")
         ax.set_ylim(bottom=0)
     panels[0][0].set_ylabel(ylabel)
-    if len(panels) == 1:
-        return _finish(fig, panels[0][0], ds, title, notes)
-    for ax, _ in panels:
-        _legend(ax, notes, below=True)
-    fig.suptitle(title)
-    _caption(fig, ds, notes)
-    fig.tight_layout()
-    return fig
+    return _finish_panels(fig, panels, ds, title, notes)
 
 
 def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True,
@@ -168,14 +173,7 @@ def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: fl
         ax.set_xlabel("concurrent connections")
     panels[0][0].set_ylabel("latency (ms)")
     title = f"Latency percentiles, {tool} {mode}"
-    if len(panels) == 1:
-        return _finish(fig, panels[0][0], ds, title, notes)
-    for ax, _ in panels:
-        _legend(ax, notes, below=True)
-    fig.suptitle(title)
-    _caption(fig, ds, notes)
-    fig.tight_layout()
-    return fig
+    return _finish_panels(fig, panels, ds, title, notes)
 
 
 def cpu_per_request(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
