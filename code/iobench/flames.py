@@ -1,6 +1,7 @@
 """What a flame graph's samples say, added up: the CPU of a JVM by who spent it.
 
-async-profiler writes folded stacks beside each flame graph (rpcrun: flame/<server>.collapsed), one line per
+async-profiler writes folded stacks beside each flame graph (rpcrun keeps them as flame/<server>.collapsed.gz; a
+dataset from before that has them plain, flame/<server>.collapsed), one line per
 distinct stack, root first, with its count of samples: `java/lang/Thread.run;...;tcp_sendmsg_[k] 12`. Each sample
 goes to one share:
 
@@ -13,6 +14,7 @@ goes to one share:
 """
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -50,20 +52,35 @@ def share_of(frames: list[str]) -> str:
     return "JDK"
 
 
+SUFFIXES = (".collapsed", ".collapsed.gz")
+
+
+def server_of(folded: Path) -> str:
+    """rpc-netty of flame/rpc-netty.collapsed or flame/rpc-netty.collapsed.gz."""
+    name = Path(folded).name
+    return next(name[:-len(s)] for s in reversed(SUFFIXES) if name.endswith(s))
+
+
+def read(folded: Path) -> str:
+    """The text of a folded-stacks file, gzipped or not."""
+    data = Path(folded).read_bytes()
+    return (gzip.decompress(data) if str(folded).endswith(".gz") else data).decode()
+
+
 def shares(folded: Path) -> pd.Series:
     """Samples per share (SHARES order, zeros kept), of one folded-stacks file."""
     got: Counter = Counter()
-    for line in Path(folded).read_text().splitlines():
+    for line in read(folded).splitlines():
         stack, _, count = line.rpartition(" ")
         if stack and count.isdigit():
             got[share_of(stack.split(";"))] += int(count)
-    return pd.Series({s: got.get(s, 0) for s in SHARES}, name=Path(folded).stem, dtype="int64")
+    return pd.Series({s: got.get(s, 0) for s in SHARES}, name=server_of(folded), dtype="int64")
 
 
 def table(folder: Path) -> pd.DataFrame:
-    """Per server (rows, from flame/<server>.collapsed) the share of its samples (columns, percent), and its
+    """Per server (rows, from flame/<server>.collapsed[.gz]) the share of its samples (columns, percent), and its
     sample count."""
-    rows = [shares(p) for p in sorted(Path(folder).glob("*.collapsed"))]
+    rows = [shares(p) for p in sorted(Path(folder).iterdir()) if p.name.endswith(SUFFIXES)]
     if not rows:
         return pd.DataFrame(columns=[*SHARES, "samples"])
     counts = pd.DataFrame(rows)

@@ -17,13 +17,14 @@ Each provider JVM warms up under load before its first measured point (the profi
 windows of jvm_window_s): Spring on one core needs over a minute to reach its steady rate. In each provider's plain
 unit the warm-up windows are themselves measured (experiment "warmup"), and in the last repeat that unit ends with a
 flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
-profiling never touches a measured number; graphs and folded stacks land in the dataset's flame/ folder.
+profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
 The call's bytes on the wire and a call in each provider's own protocol are in rpcwire.py.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gzip
 import os
 import time
 from dataclasses import dataclass
@@ -312,6 +313,10 @@ class RpcExperiment(OpenExperiment):
         run.progress(f"flame {srv.server.id}: {'written' if out.exists() else 'MISSING'} {out.name}")
         if not (out.exists() and folded.exists()):
             raise RuntimeError(f"{srv.server.id}: no flame graph written ({srv.stderr_tail()})")
+        # the folded stacks run to megabytes of repeated frame names (Spring's to 12 MB): kept gzipped, byte for
+        # byte (the profiler wrote them before the graph, so they are whole once the graph exists)
+        folded.with_name(folded.name + ".gz").write_bytes(gzip.compress(folded.read_bytes(), mtime=0))
+        folded.unlink()
 
     def measure(self, run: Run, srv: ServerProcess, point: RpcPoint, repeat: int) -> dict:
         consumer = self.consumer if point.via else None

@@ -2,13 +2,14 @@
 answering it in its own protocol, the conformance battery on each HTTP provider's route, the write-up's consumer
 in front of a provider, and a brief live run of the plan that accounts for every request and leaves a flame graph."""
 import csv
+import gzip
 import json
 import struct
 import subprocess
 
 import pytest
 
-from iobench import drivers, http, manifest, plans, runner
+from iobench import drivers, flames, http, manifest, plans, runner
 from iobench.battery import run_battery
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ServerOptions
@@ -161,7 +162,8 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     for sid in ("rpc-netty", "rpc-netty-frame-binary"):
         flame = path / "flame" / f"{sid}-flame.html"
         assert flame.exists() and b"<html" in flame.read_bytes()[:2000].lower()
-        stacks = (path / "flame" / f"{sid}.collapsed").read_text().splitlines()
+        assert not (path / "flame" / f"{sid}.collapsed").exists()  # kept gzipped only
+        stacks = flames.read(path / "flame" / f"{sid}.collapsed.gz").splitlines()
         assert stacks and all(line.rsplit(" ", 1)[1].isdigit() for line in stacks)  # "frame;frame;... count"
     meta = json.loads((path / "meta.json").read_text())
     assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
@@ -170,7 +172,6 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
 
 
 def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
-    from iobench import flames
     folded = tmp_path / "rpc-x.collapsed"
     folded.write_text("\n".join([
         # Spring calling the JDK: Spring's; Jackson under Spring: Jackson's (innermost library wins)
@@ -190,3 +191,7 @@ def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
                            "OkHttp": 0, "RPC code": 0, "JDK": 1, "JIT compiler": 7, "GC": 2, "JVM": 1}
     t = flames.table(tmp_path)
     assert t.loc["rpc-x", "samples"] == 23 and abs(t.loc["rpc-x", list(flames.SHARES)].sum() - 100) < 1e-9
+    # the same stacks gzipped, as rpcrun keeps them, count the same under their server's name
+    (tmp_path / "rpc-y.collapsed.gz").write_bytes(gzip.compress(folded.read_bytes()))
+    t = flames.table(tmp_path)
+    assert list(t.index) == ["rpc-x", "rpc-y"] and (t.loc["rpc-x"] == t.loc["rpc-y"]).all()
