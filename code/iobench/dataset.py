@@ -150,8 +150,12 @@ def load(path: Path, shown_under: str = "replay") -> Dataset:
                 "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib"):
         if col not in df.columns:  # older than schema 6 (and the idle columns): not measured
             df[col] = float("nan")
-    battery = json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
-    return Dataset(path.name, path, df, meta, battery, shown_under)
+    return Dataset(path.name, path, df, meta, read_battery(path), shown_under)
+
+
+def read_battery(path: Path) -> dict:
+    """A captured folder's battery.json (the conformance battery's verdicts per server), {} if it ran none."""
+    return json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
 
 
 def reader(name: str):

@@ -46,10 +46,14 @@ def share_of(frames: list[str]) -> str:
     if frames[-1].endswith("_[k]"):
         return "kernel"
     for frame in reversed(java):
-        for name, pattern in LIBRARIES:
-            if pattern.search(frame):
-                return name
+        if name := library_of(frame):
+            return name
     return "JDK"
+
+
+def library_of(frame: str) -> str | None:
+    """The known library a frame's code belongs to (LIBRARIES), or None."""
+    return next((name for name, pattern in LIBRARIES if pattern.search(frame)), None)
 
 
 SUFFIXES = (".collapsed", ".collapsed.gz")
@@ -86,3 +90,93 @@ def table(folder: Path) -> pd.DataFrame:
     counts = pd.DataFrame(rows)
     pct = counts.div(counts.sum(axis=1), axis=0) * 100
     return pct.assign(samples=counts.sum(axis=1)).rename_axis("server")
+
+
+# ---- drawing a flame graph -----------------------------------------------------------------------------
+
+# a frame's colour says whose code it is: the libraries of SHARES, the JDK, the kernel, and native code
+COLORS = {"kernel": "#e8913a", "JSON (Jackson)": "#c9473d", "Spring": "#5d9e4a", "Tomcat": "#a6b83b",
+          "Reactor": "#8e6bbf", "Netty": "#3f7fbf", "OkHttp": "#8c6d4f", "RPC code": "#222222",
+          "JDK": "#9bb4c9", "native (JVM, libc)": "#d4d4d4"}
+
+
+def frame_kind(frame: str) -> str:
+    """Whose code one frame is (a key of COLORS)."""
+    if frame.endswith("_[k]"):
+        return "kernel"
+    if "/" not in frame:
+        return "native (JVM, libc)"
+    return library_of(frame) or "JDK"
+
+
+def tree(folded: Path) -> dict:
+    """The folded stacks as a tree of frames: {"n": samples, "kids": {frame: subtree}}, root first."""
+    root: dict = {"n": 0, "kids": {}}
+    for line in read(folded).splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not (stack and count.isdigit()):
+            continue
+        node = root
+        node["n"] += int(count)
+        for frame in stack.split(";"):
+            node = node["kids"].setdefault(frame, {"n": 0, "kids": {}})
+            node["n"] += int(count)
+    return root
+
+
+def boxes(folded: Path, min_share: float = 0.002) -> list[tuple[float, int, float, str]]:
+    """A flame graph's boxes (x, depth, width, frame): the root at depth 0, each frame as wide as its share of the
+    samples and placed above its caller, siblings in alphabetical order (as async-profiler draws them); frames
+    under `min_share` of the samples are left out, with everything above them."""
+    root = tree(folded)
+    total = root["n"] or 1
+    out, todo = [], [(root, 0.0, 0)]
+    while todo:
+        node, x, depth = todo.pop()
+        for frame, kid in sorted(node["kids"].items()):
+            width = kid["n"] / total
+            if width >= min_share:
+                out.append((x, depth, width, frame))
+                todo.append((kid, x, depth + 1))
+            x += width
+    return out
+
+
+def draw(ax, drawn: list[tuple[float, int, float, str]], label_share: float = 0.08) -> None:
+    """Boxes of a flame graph on `ax`, coloured by frame_kind, the ones over `label_share` named."""
+    from matplotlib.patches import Rectangle
+
+    for x, depth, width, frame in drawn:
+        ax.add_patch(Rectangle((x, depth), width, 0.92, facecolor=COLORS[frame_kind(frame)], lw=0))
+        if width >= label_share:
+            name = frame.removesuffix("_[k]").rsplit("/", 1)[-1]
+            ax.text(x + 0.004, depth + 0.45, name[:int(width * 110)], fontsize=5.5, va="center", clip_on=True,
+                    parse_math=False)  # Java names hold "$" (Handler$$Lambda): text, not TeX
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, max((d + 1 for _, d, _, _ in drawn), default=1))
+    ax.set_yticks([])
+    ax.xaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f} %")
+
+
+def figure(folder: Path, servers: tuple[str, ...]):
+    """Flame graphs of `servers` (flame/<server>.collapsed[.gz] in `folder`), one panel each, one above the other,
+    each as tall as its drawn stacks are deep, with a legend of whose code each colour is."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    files = {server_of(p): p for p in Path(folder).iterdir() if p.name.endswith(SUFFIXES)}
+    missing = [s for s in servers if s not in files]
+    if missing:
+        raise FileNotFoundError(f"no folded stacks for {', '.join(missing)} in {folder}")
+    drawn = [boxes(files[s]) for s in servers]
+    depths = [max((d + 1 for _, d, _, _ in b), default=1) for b in drawn]
+    fig, axes = plt.subplots(len(servers), 1, figsize=(9, 0.6 * len(servers) + 0.07 * sum(depths)),
+                             height_ratios=depths, squeeze=False)
+    for ax, server, b in zip(axes[:, 0], servers, drawn):
+        draw(ax, b)
+        ax.set_title(server, fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel("share of the samples")
+    fig.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()], fontsize="small",
+               loc="upper left", bbox_to_anchor=(1.0, 0.98))
+    fig.tight_layout()
+    return fig

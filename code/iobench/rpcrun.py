@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import drivers, http, manifest, metadata
-from .dataset import read_folder
+from .dataset import read_battery, read_folder
 from .lifecycle import ServerError, ServerProcess
 from .manifest import ROOT, ServerOptions
 from .openrun import COLUMNS as OPEN_COLUMNS
@@ -369,4 +369,4 @@ class RpcDataset(OpenDataset):
 
 def load(path: Path, shown_under: str = "replay") -> RpcDataset:
     path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
-    return RpcDataset(path.name, path, df, meta, {}, shown_under)
+    return RpcDataset(path.name, path, df, meta, read_battery(path), shown_under)

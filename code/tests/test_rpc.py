@@ -3,6 +3,7 @@ answering it in its own protocol, the conformance battery on each HTTP provider'
 in front of a provider, and a brief live run of the plan that accounts for every request and leaves a flame graph."""
 import csv
 import gzip
+import io
 import json
 import struct
 import subprocess
@@ -169,6 +170,9 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
     ds = load(path)
     assert not ds.summary().empty
+    verdicts = {"rpc-netty": [{"case": "http10_get", "passed": True}]}  # the battery's file, as finish() writes it
+    (path / "battery.json").write_text(json.dumps(verdicts))
+    assert load(path).battery == verdicts
 
 
 def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
@@ -195,3 +199,31 @@ def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
     (tmp_path / "rpc-y.collapsed.gz").write_bytes(gzip.compress(folded.read_bytes()))
     t = flames.table(tmp_path)
     assert list(t.index) == ["rpc-x", "rpc-y"] and (t.loc["rpc-x"] == t.loc["rpc-y"]).all()
+
+
+def test_a_flame_graph_draws_each_frame_as_wide_as_its_samples_above_its_caller(tmp_path):
+    folded = tmp_path / "rpc-x.collapsed.gz"
+    folded.write_bytes(gzip.compress("\n".join([
+        "java/lang/Thread.run;org/springframework/web/A.b;tools/jackson/databind/C$$Lambda.d 3",
+        "java/lang/Thread.run;org/springframework/web/A.b;sun/nio/ch/IOUtil.write;tcp_sendmsg_[k] 5",
+        "java/lang/Thread.run;io/netty/X.y 1",
+        "thread_native_entry;VMThread::run 1",
+    ]).encode()))
+    got = {(f, round(x, 6), d, round(w, 6)) for x, d, w, f in flames.boxes(folded, min_share=0.15)}
+    # siblings in alphabetical order; Netty's and the VM thread's 10 % are under 15 %: left out, their place kept
+    assert got == {
+        ("java/lang/Thread.run", 0.0, 0, 0.9),
+        ("org/springframework/web/A.b", 0.1, 1, 0.8),  # after io/netty/X.y's 0.1
+        ("sun/nio/ch/IOUtil.write", 0.1, 2, 0.5),  # "sun/..." sorts before "tools/..."
+        ("tcp_sendmsg_[k]", 0.1, 3, 0.5),
+        ("tools/jackson/databind/C$$Lambda.d", 0.6, 2, 0.3),
+    }
+    assert [flames.frame_kind(f) for f in ("tcp_sendmsg_[k]", "tools/jackson/databind/C.d", "java/lang/Thread.run",
+                                           "VMThread::run", "io/netty/X.y")] == \
+        ["kernel", "JSON (Jackson)", "JDK", "native (JVM, libc)", "Netty"]
+    fig = flames.figure(tmp_path, ("rpc-x",))
+    ax = fig.axes[0]
+    assert len(ax.patches) == len(flames.boxes(folded)) == 8 and ax.get_ylim() == (0, 4)
+    fig.savefig(io.BytesIO(), format="png")  # a lambda's "$$" in a named frame draws as text, not as TeX
+    with pytest.raises(FileNotFoundError, match="rpc-y"):
+        flames.figure(tmp_path, ("rpc-x", "rpc-y"))
