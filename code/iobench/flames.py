@@ -71,20 +71,31 @@ def read(folded: Path) -> str:
     return (gzip.decompress(data) if str(folded).endswith(".gz") else data).decode()
 
 
-def shares(folded: Path) -> pd.Series:
-    """Samples per share (SHARES order, zeros kept), of one folded-stacks file."""
-    got: Counter = Counter()
+def stacks(folded: Path):
+    """(frames root first, samples) of each line of a folded-stacks file; a line without a count is skipped."""
     for line in read(folded).splitlines():
         stack, _, count = line.rpartition(" ")
         if stack and count.isdigit():
-            got[share_of(stack.split(";"))] += int(count)
+            yield stack.split(";"), int(count)
+
+
+def files(folder: Path) -> dict[str, Path]:
+    """Each server's folded-stacks file in a flame/ folder, by server, in name order."""
+    return {server_of(p): p for p in sorted(Path(folder).iterdir()) if p.name.endswith(SUFFIXES)}
+
+
+def shares(folded: Path) -> pd.Series:
+    """Samples per share (SHARES order, zeros kept), of one folded-stacks file."""
+    got: Counter = Counter()
+    for frames, count in stacks(folded):
+        got[share_of(frames)] += count
     return pd.Series({s: got.get(s, 0) for s in SHARES}, name=server_of(folded), dtype="int64")
 
 
 def table(folder: Path) -> pd.DataFrame:
     """Per server (rows, from flame/<server>.collapsed[.gz]) the share of its samples (columns, percent), and its
     sample count."""
-    rows = [shares(p) for p in sorted(Path(folder).iterdir()) if p.name.endswith(SUFFIXES)]
+    rows = [shares(p) for p in files(folder).values()]
     if not rows:
         return pd.DataFrame(columns=[*SHARES, "samples"])
     counts = pd.DataFrame(rows)
@@ -112,15 +123,12 @@ def frame_kind(frame: str) -> str:
 def tree(folded: Path) -> dict:
     """The folded stacks as a tree of frames: {"n": samples, "kids": {frame: subtree}}, root first."""
     root: dict = {"n": 0, "kids": {}}
-    for line in read(folded).splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not (stack and count.isdigit()):
-            continue
+    for frames, count in stacks(folded):
         node = root
-        node["n"] += int(count)
-        for frame in stack.split(";"):
+        node["n"] += count
+        for frame in frames:
             node = node["kids"].setdefault(frame, {"n": 0, "kids": {}})
-            node["n"] += int(count)
+            node["n"] += count
     return root
 
 
@@ -164,11 +172,11 @@ def figure(folder: Path, servers: tuple[str, ...]):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    files = {server_of(p): p for p in Path(folder).iterdir() if p.name.endswith(SUFFIXES)}
-    missing = [s for s in servers if s not in files]
+    found = files(folder)
+    missing = [s for s in servers if s not in found]
     if missing:
         raise FileNotFoundError(f"no folded stacks for {', '.join(missing)} in {folder}")
-    drawn = [boxes(files[s]) for s in servers]
+    drawn = [boxes(found[s]) for s in servers]
     depths = [max((d + 1 for _, d, _, _ in b), default=1) for b in drawn]
     fig, axes = plt.subplots(len(servers), 1, figsize=(9, 0.6 * len(servers) + 0.07 * sum(depths)),
                              height_ratios=depths, squeeze=False)
