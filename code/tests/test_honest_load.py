@@ -126,7 +126,14 @@ def test_a_repeat_far_from_its_median_is_flagged():
 @pytest.mark.parametrize("server_id", TIMER_LOOPS)
 def test_timer_loops_never_stall(server_id, built):
     """20 ms of work at 40 connections: at most 40 / 0.020 = 2000 req/s. Many short runs, a
-    fresh server each: every run above 90 % of that, no request waiting a second.
+    fresh server each: every run above 80 % of that, no request waiting a quarter second.
+
+    A hang is far below: the loop sleeps until wrk gives up on the parked requests (errors), and
+    even a stall of half a second in a 2 s run costs a quarter of the rate. Healthy runs sit near
+    92 %: a wait rounded up to the next whole millisecond (epoll_wait, poll and select take ms)
+    and the host's wake-up latency put p50 at about 21.2 ms on this 2-core VM, where even
+    c-thread's nanosleep answers at 20.6-21.4 ms. A 90 % floor failed CI at 89 % with p99.9 at
+    28 ms: no stall, only a slower host.
 
     Before common/timers.c, a deadline that fell due between the loop's scan of its timers
     and its computing of the wait made the wait "forever" while every connection was parked
@@ -137,8 +144,8 @@ def test_timer_loops_never_stall(server_id, built):
             result = wrk(srv.port, 40, 2, timeout_s=2.0)
         runs.append(result)
         assert result.errors == 0, f"{server_id}: {result.errors} errors ({result.errors_timeout} timeouts)"
-        assert result.rps >= 0.9 * 2000, f"{server_id}: {result.rps:.0f} req/s in run {len(runs)}"
-        assert result.max_ms < 1000, f"{server_id}: a request waited {result.max_ms:.0f} ms"
+        assert result.rps >= 0.8 * 2000, f"{server_id}: {result.rps:.0f} req/s in run {len(runs)}"
+        assert result.max_ms < 250, f"{server_id}: a request waited {result.max_ms:.0f} ms"
     assert statistics.median(r.rps for r in runs) <= 2000 * 1.02  # the bound holds: work really is 20 ms
 
 
