@@ -43,6 +43,7 @@ class LoadSpec:
     # of HTTP (paths from the repository root, where generators run); wrk, ab and vegeta refuse both
     body_file: str = ""
     frame_file: str = ""
+    close_every: int = 0       # openloop: each connection's Nth request asks Connection: close (0: never)
 
     @property
     def mode(self) -> str:
@@ -94,6 +95,8 @@ class Driver:
         if spec.body_file or spec.frame_file:
             raise ValueError(f"{self.name} sends only GET requests: it cannot send a body (body_file) "
                              f"or frames (frame_file); use openloop")
+        if spec.close_every:
+            raise ValueError(f"{self.name} cannot close a connection every N requests (close_every); use openloop")
 
     def failed(self, returncode: int, output: str, detail: str = "") -> LoadResult:
         """A run that gave no result: the tool's exit status and its last word (or what we know)."""
@@ -264,6 +267,8 @@ class OpenLoop(Driver):
                  "--duration", f"{spec.duration_s:g}", "--timeout", f"{spec.timeout_s:g}"]
         if not spec.keepalive:
             argv.append("--close")
+        if spec.close_every:
+            argv += ["--close-every", str(spec.close_every)]
         if spec.frame_file and (spec.body_file or not spec.keepalive):  # as the tool would, before any run
             raise ValueError("openloop: frames carry no body and no Connection: close (frame_file with "
                              + ("body_file)" if spec.body_file else "keepalive=False)"))

@@ -8,7 +8,8 @@ for the profile's jvm_warmup_s under its first point's load, then its points are
 
   the write-up's setup    wrk -t2 -c10 GET /?id=101 on the consumer, which calls the provider through OkHttp's
                           execute() (both on the server's core, wrk on the other), and on the provider directly;
-  keep-alive matched      the book's generator POSTing the JSON call, the providers closing never, or every 100;
+  keep-alive matched      the book's generator POSTing the JSON call, the providers closing never, or every 100
+                          (told to; or asked by the generator, right after the never-closing point);
   closed-loop sweep       1 to 256 connections; then the open loop at fractions of the capacity at 64;
   blocking work           10 ms per call, where threads, virtual threads and event loops part ways;
   the 2 x 2 on Netty      HTTP or a length-prefixed frame, JSON or binary, beside Tomcat with JSON.
@@ -55,13 +56,14 @@ class RpcPoint:
     fraction: float = 0.0          # open: this share of the same unit's closed-loop rate at these connections
     rate: float = 0.0
     keep_alive_requests: int = 0   # the providers' --keep-alive-requests: 0 never close; -1 as each one ships
+    close_every: int = 0           # the generator's: each connection's Nth call asks Connection: close (0: never)
     pool: int = 0                  # the providers' --pool (0: as each one ships)
     via: str = ""                  # "rpc-consumer": the load goes to the write-up's consumer in front
     tool: str = "openloop"         # "wrk" for the write-up's own command
     threads: int = 1
     path: str = "/"                # wrk GETs /?id=101; the book's generator POSTs the call to /
     servers: tuple[str, ...] = PROVIDERS
-    window: int = 0                # warmup: which window since the process started (1, 2, ...)
+    window: int = 0                # warmup: which window since the process started (1, 2, ...); keepalive: turn
     timeout_s: float = 5.0
 
     def setting(self) -> tuple:
@@ -73,6 +75,7 @@ class RpcPoint:
         ka = {-1: "ka=shipped", 0: "ka=never"}.get(self.keep_alive_requests, f"ka={self.keep_alive_requests}")
         extra = (f" work={self.work_ms:g}ms" if self.work_ms else "") + (f" pool={self.pool}" if self.pool else "")
         extra += (" via consumer" if self.via else "") + (f" window {self.window}" if self.window else "")
+        extra += f" close every {self.close_every}" if self.close_every else ""
         return f"{self.experiment} {self.tool} {level} c={self.connections} {ka}{extra}"
 
 
@@ -88,7 +91,7 @@ class RpcPlan:
     warmup_s: float = 1.0
     jvm_warmup_s: tuple[tuple[str, float], ...] = (("rpc-netty", 60.0), ("rpc-", 90.0))  # first prefix that fits
     flame_connections: int = 16    # the profiled window's closed loop, after the unit's measured points
-    flame_s: float = 10.0
+    flame_s: float = 10.0          # 0: no flame graph
 
     def points_for(self, profile: str) -> tuple[RpcPoint, ...]:
         return self.smoke_points if profile == "smoke" else self.points
@@ -114,7 +117,10 @@ def _wrk(server: str, keep_alive_requests: int, via: str = "") -> RpcPoint:
 WRITEUP = tuple(_wrk(s, ka, via) for s, ka in (("rpc-tomcat", 100), ("rpc-netty", 0))
                 for via in ("rpc-consumer", ""))
 WARMUP = tuple(RpcPoint("warmup", connections=16, window=w) for w in range(1, 10))  # 90 s from the start
+# Closing every 100 calls: asked by the generator (each connection's 100th call says Connection: close), right
+# after the never-closing point in its process; and told to (--keep-alive-requests 100), in a process of its own.
 KEEPALIVE = (RpcPoint("keepalive", connections=10, keep_alive_requests=0),
+             RpcPoint("keepalive", connections=10, keep_alive_requests=0, close_every=100),
              RpcPoint("keepalive", connections=10, keep_alive_requests=100, servers=("rpc-tomcat", "rpc-netty")))
 SWEEP = tuple(RpcPoint("sweep", connections=c) for c in (1, 4, 16, 64, 256))
 OPEN = tuple(RpcPoint("open", loop="open", connections=64, fraction=f) for f in (0.5, 0.8, 1.0, 1.2))
@@ -130,17 +136,34 @@ RPC_PROVIDER = RpcPlan(
                 "Netty's 2 x 2 of transport and codec, and a flame graph of each after its measured points",
     servers=PROVIDERS + GRID[1:],
     points=WARMUP + WRITEUP + KEEPALIVE + SWEEP + OPEN + WORK + GRID_POINTS,
-    smoke_points=(WARMUP[0], WRITEUP[0], WRITEUP[2], KEEPALIVE[1], SWEEP[3], OPEN[1], WORK[0], GRID_POINTS[0]),
+    smoke_points=(WARMUP[0], WRITEUP[0], WRITEUP[2], KEEPALIVE[1], KEEPALIVE[2], SWEEP[3], OPEN[1], WORK[0],
+                  GRID_POINTS[0]),
     smoke_servers=("rpc-tomcat", "rpc-netty", "rpc-netty-frame-binary"),
 )
-RPC_PLANS = {RPC_PROVIDER.dataset: RPC_PROVIDER}
+# What a new connection every 100 calls costs: in one process, windows that never close and windows that ask to
+# close take turns, so that the host is the same for both; then each provider told to close every 100.
+KEEPALIVE_TURNS = tuple(RpcPoint("keepalive", connections=10, close_every=every, window=w,
+                                 servers=("rpc-tomcat", "rpc-netty")) for w in (1, 2, 3) for every in (0, 100))
+RPC_KEEPALIVE = RpcPlan(
+    dataset="rpc-keepalive",
+    description="source write-up 004's two providers (Spring MVC on Tomcat, plain Netty), on what closing a "
+                "connection every 100 calls costs them: never against every 100th call asking to close, in turns "
+                "in one process, then each provider closing every 100 itself",
+    servers=("rpc-tomcat", "rpc-netty"),
+    points=KEEPALIVE_TURNS + (KEEPALIVE[2],),
+    smoke_points=KEEPALIVE_TURNS[:2] + (KEEPALIVE[2],),
+    smoke_servers=("rpc-netty",),
+    flame_s=0.0,
+)
+RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE)}
 
 # ---- the experiment ---------------------------------------------------------------------------------
 
-EXTRA = ["experiment", "keep_alive_requests", "pool", "via", "window", "transport", "codec", "threads",
+EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "window", "transport", "codec", "threads",
          "consumer_cpu_s", "consumer_cpu_us_per_req"]
 COLUMNS = OPEN_COLUMNS[:OPEN_COLUMNS.index("repeat")] + EXTRA + OPEN_COLUMNS[OPEN_COLUMNS.index("repeat"):]
-KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "pool", "via",
+KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "close_every",
+        "pool", "via",
         "window", "fraction"]
 
 
@@ -184,7 +207,8 @@ class RpcExperiment(OpenExperiment):
                 if not mine:
                     continue
                 extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
-                flame = setting == (0.0, 0, 0) and run is not None and repeat == run.profile.repeats
+                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0) and run is not None
+                         and repeat == run.profile.repeats)
                 if flame:  # the last repeat's plain unit: a flame graph after its measured points
                     extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
                               f"{min(self.plan.flame_s, run.profile.duration_s):g}")
@@ -210,8 +234,9 @@ class RpcExperiment(OpenExperiment):
         via = "-via-consumer" if point.via else ""
         pool = f"-pool{point.pool}" if point.pool else ""
         window = f"-window{point.window}" if point.window else ""
+        every = f"-close{point.close_every}" if point.close_every else ""
         return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}"
-                f"-ka{ka}{pool}{via}{window}-r{repeat}")
+                f"-ka{ka}{every}{pool}{via}{window}-r{repeat}")
 
     def target(self, srv: ServerProcess, point: RpcPoint) -> str:
         return self.consumer.url if point.via and self.consumer is not None else srv.url
@@ -230,7 +255,7 @@ class RpcExperiment(OpenExperiment):
 
     def spec(self, run: Run, srv: ServerProcess, point: RpcPoint, rate: float, hist: Path | None):
         spec = super().spec(run, srv, point, rate, hist)
-        spec = dataclasses.replace(spec, threads=point.threads, path=point.path)
+        spec = dataclasses.replace(spec, threads=point.threads, path=point.path, close_every=point.close_every)
         if point.experiment == "warmup":
             spec = dataclasses.replace(spec, duration_s=run.profile.jvm_window_s)
         if point.tool != "openloop":
@@ -324,7 +349,8 @@ class RpcExperiment(OpenExperiment):
         row = super().measure(run, srv, point, repeat)
         transport, codec = protocol(srv.server.id)
         consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
-        row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests, pool=point.pool,
+        row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
+                   close_every=point.close_every, pool=point.pool,
                    via=point.via, window=point.window, transport=transport, codec=codec, threads=point.threads,
                    consumer_cpu_s=consumer_cpu,
                    consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None)
@@ -369,4 +395,6 @@ class RpcDataset(OpenDataset):
 
 def load(path: Path, shown_under: str = "replay") -> RpcDataset:
     path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
+    if "close_every" not in df.columns:  # captured before the generator could close every N calls
+        df["close_every"] = 0
     return RpcDataset(path.name, path, df, meta, read_battery(path), shown_under)

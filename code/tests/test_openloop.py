@@ -42,10 +42,13 @@ class Server:
           "silent" reads and never answers;
           "batch"  answers what has arrived 5 ms after the first unanswered request, keeping
                    how many requests each read brought (`reads`) and each answer took (`batches`);
-          "close"  answers with Connection: close and closes."""
+          "close"  answers with Connection: close and closes;
+          "polite" answers, and closes after answering a request that says Connection: close,
+                   as every mode keeps each connection's requests' Connection headers in `heads`."""
 
     def __init__(self, mode: str):
         self.mode, self.arrivals, self.reads, self.batches, self.connections = mode, [], [], [], 0
+        self.heads: list[list[bytes]] = []
         self.loop = asyncio.new_event_loop()
         self.t0 = time.monotonic()
         self.server = self.loop.run_until_complete(
@@ -76,10 +79,24 @@ class Conn(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         self.srv.connections += 1
+        self.heads = []
+        self.srv.heads.append(self.heads)
 
     def data_received(self, data):
         self.buf += data
         n = self.buf.count(b"\r\n\r\n")
+        heads = [next((ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"connection:")), b"")
+                 for head in self.buf.split(b"\r\n\r\n")[:n]]
+        self.heads.extend(heads)
+        if self.srv.mode == "polite" and n:
+            for head in heads:
+                closing = head.partition(b":")[2].strip().lower() == b"close"
+                self.transport.write(CLOSE if closing else RESPONSE)
+                if closing:
+                    self.transport.close()
+                    break
+            self.buf = self.buf[self.buf.rfind(b"\r\n\r\n") + 4:]
+            return
         self.buf = self.buf[self.buf.rfind(b"\r\n\r\n") + 4:] if n else self.buf
         if n == 0 or self.srv.mode == "silent":
             return
@@ -267,6 +284,31 @@ def test_no_socket_leaks_under_a_small_descriptor_limit(built):
         assert d["errors_connect"] == 0 and d["connect_failures"] == 0
 
 
+@pytest.mark.parametrize("mode", ["polite", "count"])
+def test_close_every_n_asks_the_nth_request_of_each_connection_to_close(built, mode):
+    """--close-every 5: on each connection the 5th request says Connection: close, the ones before
+    Connection: keep-alive (the same size), and the connection is closed after the 5th answer, whether
+    the server closes it ("polite") or would keep it ("count"); the next request opens a new one."""
+    with Server(mode) as srv:
+        d = openloop("--closed", "--connections", "3", "--duration", "0.5", "--close-every", "5", srv.url)
+    assert d["ok"] == d["offered"] - d["resets"] and d["ok"] > 100 and d["close_every"] == 5, short(d)
+    assert d["resets"] <= 3 and d["errors_connect"] == 0, short(d)  # at most the last one on each, at the end
+    done = srv.heads[:-3]  # every connection but the last three (still open when the run ended) is whole
+    assert done and len(srv.heads) == d["connects"], (len(srv.heads), short(d))
+    if mode == "polite":
+        assert all(h == [b"Connection: keep-alive"] * 4 + [b"Connection: close     "] for h in done), done[:3]
+    else:  # a server that ignores it: the generator closes after the 5th answer itself
+        assert all(len(h) == 5 for h in done), [len(h) for h in done[:10]]
+    assert d["connects"] == pytest.approx(d["ok"] / 5, abs=4)
+
+
+def test_close_every_sends_the_same_number_of_bytes_per_request(built):
+    with Server("polite") as srv:
+        every = openloop("--closed", "--connections", "1", "--duration", "0.2", "--close-every", "2", srv.url)
+        never = openloop("--closed", "--connections", "1", "--duration", "0.2", srv.url)
+    assert every["request_bytes"] == never["request_bytes"] + len(b"Connection: keep-alive\r\n")
+
+
 @pytest.mark.parametrize("depth", [1, 4])
 def test_pipelining_sends_depth_requests_back_to_back(built, depth):
     """One connection, more load than it can carry: whenever the answers come back, the next
@@ -282,6 +324,9 @@ def test_pipelining_sends_depth_requests_back_to_back(built, depth):
 def test_bad_usage_exits_2(built):
     for args in (["http://127.0.0.1:1/"], ["--closed", "--rate", "5", "http://127.0.0.1:1/"],
                  ["--rate", "5", "--close", "--pipeline", "2", "http://127.0.0.1:1/"],
+                 ["--rate", "5", "--close-every", "3", "--pipeline", "2", "http://127.0.0.1:1/"],
+                 ["--rate", "5", "--close-every", "3", "--close", "http://127.0.0.1:1/"],
+                 ["--rate", "5", "--close-every", "1", "http://127.0.0.1:1/"],
                  ["--rate", "5", "localhost:80"], ["--rate", "x", "http://127.0.0.1:1/"]):
         p = subprocess.run([str(OPENLOOP), *args], capture_output=True, text=True, timeout=5)
         assert p.returncode == 2 and "usage:" in p.stderr and not p.stdout, args

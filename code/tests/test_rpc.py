@@ -14,7 +14,7 @@ from iobench import drivers, flames, http, manifest, plans, runner
 from iobench.battery import run_battery
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ServerOptions
-from iobench.rpcrun import GRID, PROVIDERS, RPC_PROVIDER, RpcPlan, load
+from iobench.rpcrun import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan, load
 from iobench.rpcwire import ANSWERS, CALLS, call, protocol
 
 OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
@@ -173,6 +173,28 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     verdicts = {"rpc-netty": [{"case": "http10_get", "passed": True}]}  # the battery's file, as finish() writes it
     (path / "battery.json").write_text(json.dumps(verdicts))
     assert load(path).battery == verdicts
+
+
+def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_never_where_not(built, tmp_path):
+    """rpc-keepalive: in one process a window that never closes, then one whose 100th call on each connection
+    asks to close; then the provider told to close every 100 itself. The generator's own count of the
+    connections it opened (kept in the raw output) is the proof: 10, or one per 100 calls."""
+    path = runner.run(RPC_KEEPALIVE.experiment(with_battery=False), "smoke", dest=tmp_path / "ka",
+                      progress=lambda m: None)
+    rows = list(csv.DictReader(open(path / "results.csv")))
+    assert [(r["close_every"], r["keep_alive_requests"]) for r in rows] == [("0", "0"), ("100", "0"), ("0", "100")]
+    for r in rows:
+        assert r["ok_run"] == "True" and int(r["ok"]) > 1000, r
+        raw = (path / r["raw_file"]).read_text()
+        line = next(ln for ln in raw.splitlines() if ln.startswith("OPENLOOP {"))
+        d = json.loads(line[len("OPENLOOP "):])
+        if r["close_every"] == "0" and r["keep_alive_requests"] == "0":
+            assert d["connects"] == 10, d["connects"]
+        else:  # whoever closes, a connection carries 100 calls: one connect per 100, give or take the last ten
+            assert abs(d["connects"] - d["ok"] / 100) <= 11 and d["resets"] == 0, (d["connects"], d["ok"])
+    assert not (path / "flame").exists()  # this plan draws no flame graph
+    ds = load(path)
+    assert set(ds.summary().close_every) == {0, 100}
 
 
 def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):

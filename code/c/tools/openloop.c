@@ -37,8 +37,14 @@
  * but for requests whose connection failed before they were written.
  * Latencies (of ok requests) go into a histogram of < 0.1% bucket width (tools/hist.c).
  *
+ * --close: every request says Connection: close and goes on a new connection. --close-every N:
+ * a connection's Nth request says Connection: close (the others Connection: keep-alive, so
+ * both are the same size), and the connection is closed after its answer, as a server that
+ * closes every N requests (Tomcat's maxKeepAliveRequests) would do it; the next request
+ * opens a new one. Both send one request at a time on a connection (no --pipeline).
+ *
  * Usage: iom-openloop (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)
- *        [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close]
+ *        [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close | --close-every N]
  *        [--body-file FILE [--content-type TYPE] | --frame FILE] [--hist FILE]
  *        http://IPv4:PORT/PATH           (--frame: no --close; the PATH is not used)
  * Prints one line: OPENLOOP {"mode": "open", "offered": ..., "ok": ..., "p99_ms": ..., ...}
@@ -104,6 +110,7 @@ struct conn {
     size_t unwritten;       /* bytes of its requests not written yet (the last ones) */
     int dirty;              /* requests given to it since the last flush */
     int in_body, status, close_after;
+    int given, closing;     /* --close-every: requests given to this connection; the last one says close */
     long body_left;
     size_t head_len;
     long answers;           /* responses, over all of this place's connections */
@@ -113,7 +120,7 @@ struct conn {
 };
 
 static struct {
-    int open, poisson, connections, pipeline, close_mode, frame;
+    int open, poisson, connections, pipeline, close_mode, close_every, frame;
     double rate, duration, timeout;
     long max_in_flight;
     uint64_t seed;
@@ -125,6 +132,7 @@ static struct {
     size_t head_max;        /* an answer's head: HEAD_MAX for HTTP, FRAME_HEAD for frames */
     char *requests;         /* D copies of the request, back to back */
     size_t request_len, requests_len;
+    char *closing;          /* --close-every: the request that says Connection: close (request_len bytes) */
 } cfg = {.open = 1, .connections = 10, .pipeline = 1, .duration = 10, .timeout = 5, .seed = 1,
          .content_type = "application/json", .head_max = HEAD_MAX};
 
@@ -255,6 +263,7 @@ static void drop_conn(struct conn *c, enum outcome o, int64_t now)
     c->first = c->nout = c->nwritten = 0;
     c->unwritten = c->head_len = 0;
     c->in_body = c->close_after = 0;
+    c->given = c->closing = 0;
     if (o == CONNECT_ERROR && !cfg.open) { /* closed loop: no busy loop against a refusing port */
         c->deferred += k;
         c->retry_ns = now + RETRY_NS;
@@ -301,6 +310,8 @@ static void assign(struct conn *c, int64_t intended, int64_t now)
     c->intended[(c->first + c->nout) % cfg.pipeline] = intended;
     c->nout++;
     c->unwritten += cfg.request_len;
+    if (cfg.close_every > 0) /* one request at a time: this one is the connection's only unwritten one */
+        c->closing = ++c->given == cfg.close_every;
     next_check = min64(next_check, intended + cfg.timeout_ns);
     if (!c->dirty) {
         c->dirty = 1;
@@ -314,7 +325,8 @@ static void assign(struct conn *c, int64_t intended, int64_t now)
 static void flush(struct conn *c, int64_t now)
 {
     while (c->unwritten > 0) {
-        ssize_t w = send(c->fd, cfg.requests + cfg.requests_len - c->unwritten, c->unwritten, MSG_NOSIGNAL);
+        const char *from = (c->closing ? cfg.closing : cfg.requests) + cfg.requests_len - c->unwritten;
+        ssize_t w = send(c->fd, from, c->unwritten, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno == EAGAIN) {
@@ -353,7 +365,7 @@ static int answered(struct conn *c, int64_t now)
     enum outcome o = now - intended > cfg.timeout_ns ? TIMEOUT : c->status / 100 == 2 ? OK : NON2XX;
     finish(o, intended, now);
     give_room(c, 1);
-    if (cfg.close_mode || c->close_after) {
+    if (cfg.close_mode || c->close_after || c->closing) {
         drop_conn(c, RESET, now); /* nothing more comes on it: what is still on it is lost */
         return -1;
     }
@@ -646,13 +658,14 @@ static void report(int64_t end)
         stall = run > stall ? run : stall;
     }
     printf("OPENLOOP {\"mode\": \"%s\", \"rate\": %.10g, \"poisson\": %s, \"seed\": %llu, \"connections\": %d, "
-           "\"pipeline\": %d, \"max_in_flight\": %ld, \"close\": %s, \"protocol\": \"%s\", \"request_bytes\": %zu, "
+           "\"pipeline\": %d, \"max_in_flight\": %ld, \"close\": %s, \"close_every\": %d, \"protocol\": \"%s\", "
+           "\"request_bytes\": %zu, "
            "\"duration_s\": %.10g, \"timeout_s\": %.10g, "
            "\"elapsed_s\": %.6f, \"offered\": %ld, \"sent\": %ld, \"ok\": %ld, \"non2xx\": %ld, \"timeouts\": %ld, "
            "\"errors_connect\": %ld, \"resets\": %ld, \"dropped\": %ld, \"achieved_rps\": %.3f",
            cfg.open ? "open" : "closed", cfg.open ? cfg.rate : 0, cfg.poisson ? "true" : "false",
            (unsigned long long)cfg.seed, n, cfg.pipeline, cfg.max_in_flight, cfg.close_mode ? "true" : "false",
-           cfg.frame ? "frame" : "http", cfg.request_len, cfg.duration, cfg.timeout, (double)(end - start_ns) / 1e9,
+           cfg.close_every, cfg.frame ? "frame" : "http", cfg.request_len, cfg.duration, cfg.timeout, (double)(end - start_ns) / 1e9,
            st.offered, st.sent, o[OK], o[NON2XX], o[TIMEOUT], o[CONNECT_ERROR], o[RESET], o[DROPPED],
            (double)o[OK] / cfg.duration);
     put_ms("p50_ms", &st.latency, 50);
@@ -749,7 +762,9 @@ static int parse_url(const char *url)
         if (cfg.payload)
             len += snprintf(head + len, sizeof head - (size_t)len, "Content-Type: %s\r\nContent-Length: %zu\r\n",
                             cfg.content_type, cfg.payload_len);
-        len += snprintf(head + len, sizeof head - (size_t)len, "%s\r\n", cfg.close_mode ? "Connection: close\r\n" : "");
+        /* --close-every: "close" padded to the size of "keep-alive" (spaces after a value are allowed) */
+        len += snprintf(head + len, sizeof head - (size_t)len, "%s\r\n",
+                        cfg.close_mode ? "Connection: close\r\n" : cfg.close_every ? "Connection: keep-alive\r\n" : "");
         head_len = (size_t)len;
     }
     cfg.request_len = head_len + cfg.payload_len;
@@ -761,6 +776,13 @@ static int parse_url(const char *url)
         memcpy(r, head, head_len);
         if (cfg.payload_len)
             memcpy(r + head_len, cfg.payload, cfg.payload_len);
+    }
+    if (cfg.close_every) {
+        if ((cfg.closing = malloc(cfg.request_len)) == NULL)
+            die("malloc");
+        memcpy(cfg.closing, cfg.requests, cfg.request_len);
+        char *value = memmem(cfg.closing, head_len, "Connection: keep-alive\r\n", 24);
+        memcpy(value, "Connection: close     \r\n", 24);
     }
     return 1;
 }
@@ -828,8 +850,8 @@ int main(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'},     {"close", no_argument, NULL, 'x'},
         {"hist", required_argument, NULL, 'H'},        {"body-file", required_argument, NULL, 'b'},
         {"content-type", required_argument, NULL, 'T'}, {"frame", required_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0}};
-    double connections = cfg.connections, pipeline = cfg.pipeline, max_in_flight = 0, seed = -1;
+        {"close-every", required_argument, NULL, 'e'}, {NULL, 0, NULL, 0}};
+    double connections = cfg.connections, pipeline = cfg.pipeline, max_in_flight = 0, seed = -1, close_every = 0;
     const char *hist_path = NULL, *body_path = NULL, *frame_path = NULL, *content_type = NULL, *file_error;
     int o, opt_index = 0, ok = 1;
     while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
@@ -844,6 +866,7 @@ int main(int argc, char **argv)
         case 'd': ok = parse_number(optarg, 0.001, 86400, 0, &cfg.duration); break;
         case 't': ok = parse_number(optarg, 0.001, 3600, 0, &cfg.timeout); break;
         case 'x': cfg.close_mode = 1; break;
+        case 'e': ok = parse_number(optarg, 2, 1e9, 1, &close_every); break;
         case 'H': hist_path = optarg; break;
         case 'b': body_path = optarg; break;
         case 'T': content_type = optarg; break;
@@ -857,6 +880,7 @@ int main(int argc, char **argv)
     }
     cfg.connections = (int)connections;
     cfg.pipeline = (int)pipeline;
+    cfg.close_every = (int)close_every;
     cfg.seed = seed < 0 ? 1 : (uint64_t)seed;
     cfg.frame = frame_path != NULL;
     const char *payload_path = cfg.frame ? frame_path : body_path;
@@ -870,6 +894,9 @@ int main(int argc, char **argv)
                       : !cfg.open && max_in_flight > 0                ? "--closed takes no --max-in-flight"
                       : seed >= 0 && !cfg.poisson                     ? "--seed needs --poisson"
                       : cfg.close_mode && cfg.pipeline > 1            ? "--close sends one request per connection: no --pipeline"
+                      : cfg.close_mode && cfg.close_every             ? "--close and --close-every exclude each other"
+                      : cfg.close_every && cfg.pipeline > 1           ? "--close-every sends one request at a time: no --pipeline"
+                      : frame_path && cfg.close_every                 ? "--frame has no Connection: close: no --close-every"
                       : frame_path && body_path                       ? "--frame and --body-file exclude each other"
                       : frame_path && cfg.close_mode                  ? "--frame has no Connection: close: no --close"
                       : content_type && !body_path                    ? "--content-type needs --body-file"
