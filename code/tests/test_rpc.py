@@ -184,14 +184,15 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     rows = list(csv.DictReader(open(path / "results.csv")))
     assert [(r["close_every"], r["keep_alive_requests"]) for r in rows] == [("0", "0"), ("100", "0"), ("0", "100")]
     for r in rows:
-        assert r["ok_run"] == "True" and int(r["ok"]) > 1000, r
+        assert r["ok_run"] == "True" and int(r["ok"]) > 0, r
         raw = (path / r["raw_file"]).read_text()
         line = next(ln for ln in raw.splitlines() if ln.startswith("OPENLOOP {"))
         d = json.loads(line[len("OPENLOOP "):])
+        assert ("--close-every 100" in raw.splitlines()[0]) == (r["close_every"] == "100") and d["resets"] == 0
         if r["close_every"] == "0" and r["keep_alive_requests"] == "0":
             assert d["connects"] == 10, d["connects"]
-        else:  # whoever closes, a connection carries 100 calls: one connect per 100, give or take the last ten
-            assert abs(d["connects"] - d["ok"] / 100) <= 11 and d["resets"] == 0, (d["connects"], d["ok"])
+        else:  # whoever closes, a connection carries 100 calls: one connect per 100, up to ten of them cut short
+            assert d["ok"] // 100 <= d["connects"] <= d["ok"] / 100 + 11, (d["connects"], d["ok"])
     assert not (path / "flame").exists()  # this plan draws no flame graph
     ds = load(path)
     assert set(ds.summary().close_every) == {0, 100}
