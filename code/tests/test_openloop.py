@@ -332,6 +332,15 @@ def test_bad_usage_exits_2(built):
         assert p.returncode == 2 and "usage:" in p.stderr and not p.stdout, args
 
 
+def test_the_usage_names_every_flag_the_tool_accepts(built):
+    """Each long option in the tool's getopt table appears in the usage it prints (--close-every was missing)."""
+    source = (CODE / "c" / "tools" / "openloop.c").read_text()
+    table = source[source.index("struct option"):]
+    flags = re.findall(r'\{"([a-z-]+)", (?:required|no)_argument', table[:table.index("{NULL, 0, NULL, 0}")])
+    usage = subprocess.run([str(OPENLOOP)], capture_output=True, text=True, timeout=5).stderr
+    assert len(flags) > 10 and [f for f in flags if f"--{f}" not in usage] == [], usage
+
+
 def test_the_histogram_file(built, tmp_path):
     with Server("count") as srv:
         d = openloop("--rate", "1000", "--duration", "0.5", "--hist", str(tmp_path / "h.csv"), srv.url)

@@ -966,15 +966,17 @@ int main(int argc, char **argv)
 usage:
     fprintf(stderr,
             "usage: %s (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)\n"
-            "       [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close] [--hist FILE]\n"
-            "       [--body-file FILE [--content-type application/json] | --frame FILE] http://IPv4:PORT[/PATH]\n"
+            "       [--connections 10] [--pipeline 1] [--duration 10] [--timeout 5] [--close | --close-every N]\n"
+            "       [--hist FILE] [--body-file FILE [--content-type application/json] | --frame FILE]\n"
+            "       http://IPv4:PORT[/PATH]\n"
             "  open loop: R requests/s at fixed (or --poisson) times, latency from each intended start;\n"
             "  at most --pipeline unanswered per connection, at most --max-in-flight (default\n"
             "  connections x pipeline x 100) in flight, the rest dropped; --closed: each connection keeps\n"
             "  --pipeline requests outstanding. Prints OPENLOOP {json} on stdout.\n"
             "  GET PATH; --body-file: POST PATH with FILE as the body; --frame: no HTTP, each request a\n"
             "  4-byte big-endian length and FILE, each answer a length and its bytes (the URL's host and\n"
-            "  port only; no --close). FILE: 1 byte to 64 KiB.\n",
+            "  port only; no --close). FILE: 1 byte to 64 KiB. --close: each request on a new connection;\n"
+            "  --close-every N: each connection's Nth request says Connection: close (needs --pipeline 1).\n",
             argv[0]);
     return 2;
 }
