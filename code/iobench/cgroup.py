@@ -66,12 +66,27 @@ class CpuGroup:
 
     def usage_s(self) -> float:
         if self.version == 2:
-            for line in (self.path / "cpu.stat").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
-            raise OSError(f"no usage_usec in {self.path / 'cpu.stat'}")
+            return self.split_s()[0]
         return int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def split_s(self) -> tuple[float, float | None, float | None]:
+        """Total, user and system CPU seconds of the group. cgroup v2's cpu.stat splits the exact total; v1's
+        cpuacct.stat samples it at each clock tick (1/USER_HZ s), and its system time includes the interrupt and
+        softirq ticks that fell while one of the group's threads was on the core. Softirq work done while no
+        thread of the group ran is charged to no group: runner.measure_load counts it per core."""
+        if self.version == 1:
+            ticks = dict(line.split() for line in (self.path / "cpuacct.stat").read_text().splitlines())
+            hz = os.sysconf("SC_CLK_TCK")
+            return self.usage_s(), int(ticks["user"]) / hz, int(ticks["system"]) / hz
+        stat = {}
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            stat[key] = value
+        if "usage_usec" not in stat:
+            raise OSError(f"no usage_usec in {self.path / 'cpu.stat'}")
+        user, system = stat.get("user_usec"), stat.get("system_usec")
+        return (int(stat["usage_usec"]) / 1e6, int(user) / 1e6 if user else None,
+                int(system) / 1e6 if system else None)
 
     def pids(self) -> list[int]:
         try:

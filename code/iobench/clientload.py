@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .drivers import DRIVERS, Driver, LoadResult, LoadSpec, summary_line
+from .jvmlog import gc_pauses  # noqa: F401  (clientrun reads the client's log with it)
 from .manifest import CODE, JAVA_FLAGS, java_home
 
 # The servers' JVM flags with a 2 GiB heap: the client of write-up 003 (an 8 GiB machine) had the JVM's
@@ -55,16 +56,6 @@ def thread_dump(text: str) -> list[dict]:
                       "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
                       "library": next((f for f in methods if not f.startswith(_JDK)), "")})
     return found
-
-
-_PAUSE = re.compile(r"Pause .*?(\d+)M->(\d+)M\(\d+M\) ([\d.]+)ms$")
-
-
-def gc_pauses(log: str) -> dict:
-    """A -Xlog:gc log's pauses: how many, their seconds, the most heap in use after one (MiB)."""
-    found = [m for m in map(_PAUSE.search, log.splitlines()) if m]
-    return {"gc_pauses": len(found), "gc_pause_s": sum(float(m[3]) for m in found) / 1000,
-            "gc_heap_after_mib": max((int(m[2]) for m in found), default=0)}
 
 
 class ClientLoad(Driver):

@@ -32,6 +32,7 @@ class ServerOptions:
     # blocking models, never for the event loops, which take the flag and ignore it; 75 s for nginx)
     idle_timeout_s: float | None = None
     extra: tuple[str, ...] = ()  # flags of the server's own, after the contract's (an RPC provider's keep-alive)
+    jvm: tuple[str, ...] = ()    # a Java server's JVM flags after JAVA_FLAGS (a log of its safepoints, a heap setting)
 
 
 class Ready(enum.Enum):
@@ -232,7 +233,7 @@ def java_argv(main_class: str, seed: bool = False) -> Callable[[ServerOptions, P
     take only --port and --work-ms: always passed, so work_ms=0 means no sleep there too;
     they have no idle timeout, and never get --idle-timeout-s)."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
-        java = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", JAVA_CLASSPATH, main_class]
+        java = [str(java_home() / "bin" / "java"), *JAVA_FLAGS, *opts.jvm, "-cp", JAVA_CLASSPATH, main_class]
         if seed:
             return java + ["--port", str(opts.port), "--work-ms", f"{opts.work_ms:g}"]
         return java + contract_flags(opts)
@@ -306,8 +307,8 @@ def rpc_argv(main_class: str, flags: tuple[str, ...] = ()) -> Callable[[ServerOp
     """java FLAGS -cp (the module's jar and its jars) CLASS, its fixed flags, then the contract's and opts.extra."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
         classpath = (RPC / "target" / "classpath.txt").read_text().strip()
-        return [str(java_home() / "bin" / "java"), *JAVA_FLAGS, "-cp", f"{RPC / 'target' / 'iom-rpc.jar'}:{classpath}",
-                main_class, *flags, *contract_flags(opts)]
+        return [str(java_home() / "bin" / "java"), *JAVA_FLAGS, *opts.jvm,
+                "-cp", f"{RPC / 'target' / 'iom-rpc.jar'}:{classpath}", main_class, *flags, *contract_flags(opts)]
     return argv
 
 

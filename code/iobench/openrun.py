@@ -107,8 +107,8 @@ COLUMNS = [
     "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "stall_s", "in_flight_max",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
-    "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
-    "client_cpu_pct", "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
+    "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
+    "server_rss_kib_max", "server_threads_max", "client_cpu_pct", "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
     "loop_ms_before", "loop_ms_after", "outlier",
     "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
@@ -182,6 +182,7 @@ class OpenExperiment(Experiment):
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
 
     def measure(self, run: Run, srv: ServerProcess, point: OpenPoint, repeat: int) -> dict:
+        """One point's run; what it sampled stays in self.measured for a subclass's own columns."""
         key = self.key(srv, point, repeat)
         rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
         level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
@@ -195,7 +196,7 @@ class OpenExperiment(Experiment):
         load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
-        m = run.measure_load(srv, stem, load, warmup_s=warmup_s)
+        m = self.measured = run.measure_load(srv, stem, load, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would
@@ -220,7 +221,8 @@ class OpenExperiment(Experiment):
             "in_flight_max": x.get("in_flight_max"),
             "conns_served": x.get("conns_served"), "conn_min_requests": x.get("conn_min_requests"),
             "conn_median_requests": x.get("conn_median_requests"), "conn_max_requests": x.get("conn_max_requests"),
-            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_rss_kib_max", "server_threads_max",
+            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_user_s", "server_sys_s",
+                                  "server_softirq_s", "server_rss_kib_max", "server_threads_max",
                                   "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
                                   "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,

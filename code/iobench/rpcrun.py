@@ -19,7 +19,8 @@ windows of jvm_window_s): Spring on one core needs over a minute to reach its st
 unit the warm-up windows are themselves measured (experiment "warmup"), and in the last repeat that unit ends with a
 flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
 profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
-The call's bytes on the wire and a call in each provider's own protocol are in rpcwire.py.
+Every provider JVM writes its safepoints and collections, stamped with the wall clock, to a log kept beside the
+raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in rpcplans.py; the call's bytes on the wire and a call in each provider's own protocol in rpcwire.py.
 """
 from __future__ import annotations
 
@@ -28,143 +29,28 @@ import dataclasses
 import gzip
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from . import drivers, http, manifest, metadata
+from . import drivers, http, jvmlog, manifest, metadata
 from .dataset import read_battery, read_folder
 from .lifecycle import ServerError, ServerProcess
 from .manifest import ROOT, ServerOptions
 from .openrun import COLUMNS as OPEN_COLUMNS
 from .openrun import OpenDataset, OpenExperiment
 from .runner import Run, Unit, now, raw_text, run_load
+# the plans, read here by the book and the tests as before
+from .rpcplans import (GRID, NETTY, PROVIDERS, RPC_KEEPALIVE, RPC_PLANS, RPC_PROVIDER, RPC_TAIL,  # noqa: F401
+                       RpcPlan, RpcPoint)
 from .rpcwire import ANSWERS, CALLS, call, protocol
-
-# ---- the plan ---------------------------------------------------------------------------------------
-
-PROVIDERS = manifest.ids("Java", role="rpc")  # rpc-tomcat, rpc-tomcat-vt, rpc-webflux, rpc-netty
-GRID = ("rpc-netty", "rpc-netty-http-binary", "rpc-netty-frame-json", "rpc-netty-frame-binary")
-NETTY = ("rpc-netty", *GRID[1:])
-
-
-@dataclass(frozen=True)
-class RpcPoint:
-    experiment: str                # warmup, writeup, keepalive, sweep, open, work, grid
-    loop: str = "closed"
-    connections: int = 64
-    work_ms: float = 0.0
-    fraction: float = 0.0          # open: this share of the same unit's closed-loop rate at these connections
-    rate: float = 0.0
-    keep_alive_requests: int = 0   # the providers' --keep-alive-requests: 0 never close; -1 as each one ships
-    close_every: int = 0           # the generator's: each connection's Nth call asks Connection: close (0: never)
-    pool: int = 0                  # the providers' --pool (0: as each one ships)
-    via: str = ""                  # "rpc-consumer": the load goes to the write-up's consumer in front
-    tool: str = "openloop"         # "wrk" for the write-up's own command
-    threads: int = 1
-    path: str = "/"                # wrk GETs /?id=101; the book's generator POSTs the call to /
-    servers: tuple[str, ...] = PROVIDERS
-    window: int = 0                # warmup: which window since the process started (1, 2, ...); keepalive: turn
-    timeout_s: float = 5.0
-
-    def setting(self) -> tuple:
-        """What one provider process is started with: points of one setting share a process."""
-        return (self.work_ms, self.keep_alive_requests, self.pool)
-
-    def label(self) -> str:
-        level = "closed" if self.loop == "closed" else f"{100 * self.fraction:g}%"
-        ka = {-1: "ka=shipped", 0: "ka=never"}.get(self.keep_alive_requests, f"ka={self.keep_alive_requests}")
-        extra = (f" work={self.work_ms:g}ms" if self.work_ms else "") + (f" pool={self.pool}" if self.pool else "")
-        extra += (" via consumer" if self.via else "") + (f" window {self.window}" if self.window else "")
-        extra += f" close every {self.close_every}" if self.close_every else ""
-        return f"{self.experiment} {self.tool} {level} c={self.connections} {ka}{extra}"
-
-
-@dataclass(frozen=True)
-class RpcPlan:
-    dataset: str
-    description: str
-    servers: tuple[str, ...]
-    points: tuple[RpcPoint, ...]
-    smoke_points: tuple[RpcPoint, ...]
-    smoke_servers: tuple[str, ...] = ()
-    measured_s: float = 5.0
-    warmup_s: float = 1.0
-    jvm_warmup_s: tuple[tuple[str, float], ...] = (("rpc-netty", 60.0), ("rpc-", 90.0))  # first prefix that fits
-    flame_connections: int = 16    # the profiled window's closed loop, after the unit's measured points
-    flame_s: float = 10.0          # 0: no flame graph
-
-    def points_for(self, profile: str) -> tuple[RpcPoint, ...]:
-        return self.smoke_points if profile == "smoke" else self.points
-
-    def only(self, servers) -> "RpcPlan":
-        return dataclasses.replace(self, servers=tuple(servers), smoke_servers=())
-
-    def experiment(self, with_battery: bool | None = None) -> "RpcExperiment":
-        return RpcExperiment(self, with_battery)
-
-    @staticmethod
-    def reader():
-        return load
-
-
-def _wrk(server: str, keep_alive_requests: int, via: str = "") -> RpcPoint:
-    """The write-up's command, wrk -t2 -c10 GET /?id=101, at the provider's keep-alive as shipped."""
-    return RpcPoint("writeup", tool="wrk", threads=2, connections=10, path="/?id=101", via=via,
-                    keep_alive_requests=keep_alive_requests, servers=(server,))
-
-
-# Tomcat ships closing a connection every 100 requests, Netty never: the write-up's setup sits in those units.
-WRITEUP = tuple(_wrk(s, ka, via) for s, ka in (("rpc-tomcat", 100), ("rpc-netty", 0))
-                for via in ("rpc-consumer", ""))
-WARMUP = tuple(RpcPoint("warmup", connections=16, window=w) for w in range(1, 10))  # 90 s from the start
-# Closing every 100 calls: asked by the generator (each connection's 100th call says Connection: close), right
-# after the never-closing point in its process; and told to (--keep-alive-requests 100), in a process of its own.
-KEEPALIVE = (RpcPoint("keepalive", connections=10, keep_alive_requests=0),
-             RpcPoint("keepalive", connections=10, keep_alive_requests=0, close_every=100),
-             RpcPoint("keepalive", connections=10, keep_alive_requests=100, servers=("rpc-tomcat", "rpc-netty")))
-SWEEP = tuple(RpcPoint("sweep", connections=c) for c in (1, 4, 16, 64, 256))
-OPEN = tuple(RpcPoint("open", loop="open", connections=64, fraction=f) for f in (0.5, 0.8, 1.0, 1.2))
-WORK = (tuple(RpcPoint("work", connections=c, work_ms=10.0) for c in (16, 256, 1000))
-        + tuple(RpcPoint("work", connections=c, work_ms=10.0, pool=200, servers=("rpc-webflux",)) for c in (256, 1000)))
-GRID_POINTS = (RpcPoint("grid", connections=64, servers=GRID[1:]),)  # rpc-netty at 64: the sweep's point
-
-RPC_PROVIDER = RpcPlan(
-    dataset="rpc-provider",
-    description="source write-up 004: one RPC call (findById, JSON) served by Spring MVC on Tomcat (platform and "
-                "virtual threads), Spring WebFlux and plain Netty: each JVM's warm-up, the write-up's setup through "
-                "its consumer, keep-alive matched, a closed-loop sweep, the open loop, 10 ms of blocking work, "
-                "Netty's 2 x 2 of transport and codec, and a flame graph of each after its measured points",
-    servers=PROVIDERS + GRID[1:],
-    points=WARMUP + WRITEUP + KEEPALIVE + SWEEP + OPEN + WORK + GRID_POINTS,
-    smoke_points=(WARMUP[0], WRITEUP[0], WRITEUP[2], KEEPALIVE[1], KEEPALIVE[2], SWEEP[3], OPEN[1], WORK[0],
-                  GRID_POINTS[0]),
-    smoke_servers=("rpc-tomcat", "rpc-netty", "rpc-netty-frame-binary"),
-)
-# What a new connection every 100 calls costs: in one process, windows that never close and windows that ask to
-# close take turns, so that the host is the same for both; then each provider told to close every 100.
-KEEPALIVE_TURNS = tuple(RpcPoint("keepalive", connections=10, close_every=every, window=w,
-                                 servers=("rpc-tomcat", "rpc-netty")) for w in (1, 2, 3) for every in (0, 100))
-RPC_KEEPALIVE = RpcPlan(
-    dataset="rpc-keepalive",
-    description="source write-up 004's two providers (Spring MVC on Tomcat, plain Netty), on what closing a "
-                "connection every 100 calls costs them: never against every 100th call asking to close, in turns "
-                "in one process, then each provider closing every 100 itself",
-    servers=("rpc-tomcat", "rpc-netty"),
-    points=KEEPALIVE_TURNS + (KEEPALIVE[2],),
-    smoke_points=KEEPALIVE_TURNS[:2] + (KEEPALIVE[2],),
-    smoke_servers=("rpc-netty",),
-    flame_s=0.0,
-)
-RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE)}
 
 # ---- the experiment ---------------------------------------------------------------------------------
 
-EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "window", "transport", "codec", "threads",
-         "consumer_cpu_s", "consumer_cpu_us_per_req"]
+EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "window", "jvm", "transport", "codec",
+         "threads", "consumer_cpu_s", "consumer_cpu_us_per_req",
+         "jvm_safepoints", "jvm_gc_pauses", "jvm_safepoint_max_ms", "jvm_safepoint_ms", "jvm_log_file"]
 COLUMNS = OPEN_COLUMNS[:OPEN_COLUMNS.index("repeat")] + EXTRA + OPEN_COLUMNS[OPEN_COLUMNS.index("repeat"):]
 KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "close_every",
-        "pool", "via",
-        "window", "fraction"]
+        "pool", "via", "jvm", "window", "fraction", "rate"]
 
 
 def _proc_cpu_s(pid: int) -> float:
@@ -201,21 +87,25 @@ class RpcExperiment(OpenExperiment):
     def _units(self, points, repeat: int = 0, run: Run | None = None) -> list[Unit]:
         units = []
         for setting in dict.fromkeys(p.setting() for p in points):
-            work_ms, kar, pool = setting
+            work_ms, kar, pool, jvm = setting
             for server in self.active:
                 mine = [p for p in points if p.setting() == setting and server.id in p.servers]
                 if not mine:
                     continue
                 extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
-                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0) and run is not None
+                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0, "") and run is not None
                          and repeat == run.profile.repeats)
                 if flame:  # the last repeat's plain unit: a flame graph after its measured points
                     extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
                               f"{min(self.plan.flame_s, run.profile.duration_s):g}")
                 via = next((p.via for p in mine if p.via), "")
-                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra),
+                # every safepoint of the process's life, stamped with the wall clock, kept beside the raw output
+                log = f"raw/{server.id}/jvm-{self.setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
+                flags = jvmlog.flags(run.writer.path(log)) if log else ()
+                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
+                                                              jvm=flags + tuple(jvm.split())),
                                   note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
-                                        "flame": flame}))
+                                        "jvm": jvm, "flame": flame, "jvm_log": log}))
         return units
 
     def units(self, run: Run, points, repeat: int):
@@ -229,14 +119,24 @@ class RpcExperiment(OpenExperiment):
     def key(self, srv: ServerProcess, point: RpcPoint, repeat: int) -> tuple:
         return (srv.server.id, point.setting(), point.via, point.connections, repeat)
 
+    @staticmethod
+    def setting_stem(point: RpcPoint) -> str:
+        """A process's setting in a file name: work, keep-alive, pool, JVM flags."""
+        ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
+        pool = f"-pool{point.pool}" if point.pool else ""
+        jvm = "-jvm" + "".join(f.strip("-").replace(":", "").replace("=", "") for f in point.jvm.split()) \
+            if point.jvm else ""
+        return f"w{point.work_ms:g}-ka{ka}{pool}{jvm}"
+
     def stem(self, srv: ServerProcess, point: RpcPoint, repeat: int, level: str) -> str:
         ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
         via = "-via-consumer" if point.via else ""
         pool = f"-pool{point.pool}" if point.pool else ""
         window = f"-window{point.window}" if point.window else ""
         every = f"-close{point.close_every}" if point.close_every else ""
+        jvm = self.setting_stem(point).partition("-jvm")[2]
         return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}"
-                f"-ka{ka}{every}{pool}{via}{window}-r{repeat}")
+                f"-ka{ka}{every}{pool}{'-jvm' + jvm if jvm else ''}{via}{window}-r{repeat}")
 
     def target(self, srv: ServerProcess, point: RpcPoint) -> str:
         return self.consumer.url if point.via and self.consumer is not None else srv.url
@@ -349,11 +249,16 @@ class RpcExperiment(OpenExperiment):
         row = super().measure(run, srv, point, repeat)
         transport, codec = protocol(srv.server.id)
         consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
+        log = self.unit.note.get("jvm_log", "")
+        u = self.measured.usage
         row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
                    close_every=point.close_every, pool=point.pool,
-                   via=point.via, window=point.window, transport=transport, codec=codec, threads=point.threads,
-                   consumer_cpu_s=consumer_cpu,
-                   consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None)
+                   via=point.via, window=point.window, jvm=point.jvm, transport=transport, codec=codec,
+                   threads=point.threads, consumer_cpu_s=consumer_cpu,
+                   consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
+                   **jvmlog.read_window(run.writer.staging / log if log else Path("/nonexistent"),
+                                        u.started_epoch, u.ended_epoch),
+                   jvm_log_file=log or None)
         return row
 
     def finish(self, run: Run) -> None:
@@ -385,6 +290,9 @@ class RpcDataset(OpenDataset):
             offered_rps=("offered_rps", "median"), p50_ms=("p50_ms", "median"), p99_ms=("p99_ms", "median"),
             p99_9_ms=("p99_9_ms", "median"), dropped=("dropped", "median"), timeouts=("timeouts", "median"),
             cpu_us_per_req=("server_cpu_us_per_req", "median"),
+            user_s=("server_user_s", "median"), sys_s=("server_sys_s", "median"),
+            softirq_s=("server_softirq_s", "median"),
+            safepoint_max_ms=("jvm_safepoint_max_ms", "median"), safepoint_ms=("jvm_safepoint_ms", "median"),
             consumer_cpu_us_per_req=("consumer_cpu_us_per_req", "median"),
             rss_mib=("server_rss_kib_max", lambda s: s.median() / 1024), threads=("server_threads_max", "max"),
             client_cpu_pct=("client_cpu_pct", "median"), generator_bound=("generator_bound", "any"),
@@ -397,4 +305,8 @@ def load(path: Path, shown_under: str = "replay") -> RpcDataset:
     path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
     if "close_every" not in df.columns:  # captured before the generator could close every N calls
         df["close_every"] = 0
+    df["jvm"] = df["jvm"].astype(object).fillna("") if "jvm" in df.columns else ""  # no extra flags (or none then)
+    for col in ("server_user_s", "server_sys_s", "server_softirq_s", "jvm_safepoint_max_ms", "jvm_safepoint_ms"):
+        if col not in df.columns:  # captured before the CPU split and the JVMs' safepoint logs
+            df[col] = float("nan")
     return RpcDataset(path.name, path, df, meta, read_battery(path), shown_under)

@@ -152,6 +152,19 @@ def system_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
+def softirq_s(cpus: str | None) -> float:
+    """CPU seconds the CPUs of `cpus` (a taskset list; None: all) spent in softirq since boot: the kernel's
+    network receive path runs there, charged to no process or cgroup."""
+    wanted = {f"cpu{c}" for c in cpu_ids(cpus)}
+    total = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] in wanted:
+                total += int(parts[7])
+    return total / CLK_TCK
+
+
 SPEED_LOOP = 500_000   # iterations of core_loop_ms's loop: about 20 ms on the book's machine, a few scheduler slices
 
 
@@ -205,6 +218,11 @@ class Usage:
     ivcsw: int
     system_busy_s: float
     pss_kib_max: int = 0
+    user_s: float | None = None     # the group's CPU split in user and kernel time (a cgroup v2 only)
+    sys_s: float | None = None
+    softirq_s: float | None = None  # softirq time on the server's cores (charged to no process): None unpinned
+    started_epoch: float = 0.0      # the window's wall-clock bounds (time.time()): logs written meanwhile
+    ended_epoch: float = 0.0        # (a JVM's safepoints) are matched to it by these
 
 
 class GroupSampler:
@@ -212,19 +230,23 @@ class GroupSampler:
 
     PSS_EVERY = 4  # PSS every 4th sample (1 s): smaps_rollup walks page tables, costly x 1000 processes
 
-    def __init__(self, pgid: int, interval_s: float = 0.25, cpu_group=None):
+    def __init__(self, pgid: int, interval_s: float = 0.25, cpu_group=None, cpus: str | None = None):
         self.pgid = pgid
         self.interval_s = interval_s
         self._pss_max = 0
         self.cpu_group = cpu_group  # a cgroup.CpuGroup: exact CPU time, reaped children included
+        self.cpus = cpus            # the cores the group is pinned to (a taskset list): their softirq time
         self._stop = threading.Event()
         self._peaks = [0, 0, 0]
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> "GroupSampler":
+        self._started_epoch = time.time()
+        self._softirq0 = softirq_s(self.cpus) if self.cpus else None
         self._first = group_snapshot(self.pgid)
+        self._split0 = (None, None)
         if self.cpu_group is not None:
-            self._first.cpu_s = self.cpu_group.usage_s()
+            self._first.cpu_s, *self._split0 = self.cpu_group.split_s()
         self._sys0 = system_busy_s()
         self._note(self._first)
         self._thread.start()
@@ -252,6 +274,8 @@ class GroupSampler:
         self._stop.set()
         self._thread.join()
         end = time.monotonic()
+        ended_epoch = time.time()
+        softirq = softirq_s(self.cpus) - self._softirq0 if self.cpus else None
         sys_end = system_busy_s()
         last = group_snapshot(self.pgid, with_pss=(self._pss_max == 0))  # a run shorter than 1 s
         deadline = end + settle_s
@@ -263,12 +287,16 @@ class GroupSampler:
             calm = calm + 1 if stable else 0
             last = again
         self._note(last)
+        split = (None, None)
         if self.cpu_group is not None:
-            last.cpu_s = self.cpu_group.usage_s()
+            last.cpu_s, *split = self.cpu_group.split_s()
+        user_s, sys_s = (b - a if a is not None and b is not None else None for a, b in zip(self._split0, split))
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
-                     system_busy_s=sys_end - self._sys0, pss_kib_max=self._pss_max)
+                     system_busy_s=sys_end - self._sys0, pss_kib_max=self._pss_max, user_s=user_s, sys_s=sys_s,
+                     softirq_s=softirq,
+                     started_epoch=self._started_epoch, ended_epoch=ended_epoch)
 
 
 # ---- who was served: the load generator's connections, seen by the kernel -----------------------

@@ -82,3 +82,33 @@ def test_cgroup_counts_cpu_of_a_child_that_already_exited(tmp_path):
     finally:
         group.remove()
     assert not group.path.exists()
+
+
+def test_cgroup_splits_cpu_into_user_and_kernel_time():
+    """A loop in user space is charged to user_usec, a loop of system calls mostly to system_usec: the split
+    the keep-alive experiment reads (a reply's write and a connection's close are kernel time)."""
+    from iobench.cgroup import CpuGroup
+    group = CpuGroup.create("test")
+    if group is None:
+        pytest.skip("no writable cgroup file system here (not root?)")
+    try:
+        spin = "for i in range(12_000_000): pass\n"  # no system call (process_time() itself is one)
+        subprocess.run([sys.executable, "-c", spin], check=True, preexec_fn=group.join)
+        total, user, system = group.split_s()
+        assert user >= 0.25 and system < 0.5 * user, (total, user, system)
+        calls = ("import os,time\nfd=os.open('/dev/zero',os.O_RDONLY)\nt=time.process_time()\n"
+                 "while time.process_time()-t<0.6: os.read(fd,1<<20)\n")
+        subprocess.run([sys.executable, "-c", calls], check=True, preexec_fn=group.join)
+        total2, user2, system2 = group.split_s()
+        assert system2 - system > user2 - user and system2 - system > 0.2, (user2 - user, system2 - system)
+        assert total2 == pytest.approx(user2 + system2, rel=0.1, abs=0.05)  # v1: sampled at each tick
+    finally:
+        group.remove()
+
+
+def test_softirq_time_is_read_per_core():
+    """/proc/stat's softirq column, summed over the cores asked for: never more than over every core."""
+    from iobench import sampler
+    every = sampler.softirq_s(",".join(str(c) for c in range(os.cpu_count())))
+    assert 0 <= sampler.softirq_s("0") <= every
+    assert sampler.softirq_s(None) <= every + 0.05

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from iobench import drivers, flames, http, manifest, plans, runner
+from iobench import drivers, flames, http, jvmlog, manifest, plans, runner
 from iobench.battery import run_battery
 from iobench.lifecycle import ServerProcess
 from iobench.manifest import CODE, ServerOptions
@@ -27,6 +27,32 @@ def built():
 
 
 # ---- without a server -----------------------------------------------------------------------------------
+
+SAFEPOINTS = (  # as JDK 25 writes them with jvmlog.flags (the [gc] line's tag is padded, the safepoint's not)
+    "[1795672091770ms][27ms][gc] Using G1\n"
+    "[1795672092821ms][1077ms][gc       ] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 26M->3M(512M) 12.278ms\n"
+    '[1795672092821ms][1077ms][safepoint] Safepoint "G1CollectForAllocation", Time since last: 993237343 ns, '
+    "Reaching safepoint: 6122 ns, At safepoint: 12348161 ns, Leaving safepoint: 37120 ns, Total: 12391403 ns, "
+    "Threads: 0 runnable, 10 total\n"
+    '[1795672093500ms][1756ms][safepoint] Safepoint "Cleanup", Time since last: 600000000 ns, '
+    "Reaching safepoint: 50000 ns, At safepoint: 20000 ns, Leaving safepoint: 1000 ns, Total: 71000 ns, "
+    "Threads: 0 runnable, 10 total\n"
+    '[1795672099000ms][7256ms][safepoint] Safepoint "G1CollectForAllocation", Time since last: 5000000000 ns, '
+    "Reaching safepoint: 9000 ns, At safepoint: 6000000 ns, Leaving safepoint: 3000 ns, Total: 6012000 ns, "
+    "Threads: 0 runnable, 10 total\n")
+
+
+def test_a_jvms_safepoints_are_counted_in_the_window_they_ended_in():
+    got = jvmlog.parse(SAFEPOINTS)
+    assert [(s.name, s.gc, s.total_ns) for s in got] == [("G1CollectForAllocation", True, 12391403),
+                                                         ("Cleanup", False, 71000),
+                                                         ("G1CollectForAllocation", True, 6012000)]
+    inside = jvmlog.window(got, 1795672092.8, 1795672095.0)  # the first two; the third ended after the window
+    assert inside == {"jvm_safepoints": 2, "jvm_gc_pauses": 1, "jvm_safepoint_max_ms": pytest.approx(12.391403),
+                      "jvm_safepoint_ms": pytest.approx(12.462403)}
+    assert jvmlog.window(got, 1795672100.0, 1795672110.0)["jvm_safepoints"] == 0
+    assert jvmlog.gc_pauses(SAFEPOINTS)["gc_pauses"] == 1  # the [gc] pause line, read the clients' way
+
 
 def test_the_call_is_what_the_java_codecs_write():
     # the same literal as CodecTest.theJsonOnTheWire (JUnit), so both sides agree on the bytes
@@ -196,6 +222,16 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     assert not (path / "flame").exists()  # this plan draws no flame graph
     ds = load(path)
     assert set(ds.summary().close_every) == {0, 100}
+    # every run: its CPU split, and the safepoints that ended in its window, counted from the JVM's own log
+    for r in rows:
+        assert float(r["server_user_s"]) + float(r["server_sys_s"]) == pytest.approx(float(r["server_cpu_s"]),
+                                                                                    rel=0.1, abs=0.05), r
+        assert float(r["server_sys_s"]) > 0 and float(r["server_softirq_s"]) >= 0
+        log = path / r["jvm_log_file"]
+        safepoints = jvmlog.parse(log.read_text())
+        assert any(s.gc for s in safepoints)  # the JVM's warm-up alone allocates enough for a young collection
+        assert 0 <= int(r["jvm_gc_pauses"]) <= int(r["jvm_safepoints"]) <= len(safepoints)
+    assert len({r["jvm_log_file"] for r in rows}) == 2  # one log per process: the turns share one
 
 
 def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
