@@ -265,21 +265,25 @@ class GroupSampler:
             self._note(group_snapshot(self.pgid, with_pss=(n % self.PSS_EVERY == 1)))
 
     def stop(self, settle_s: float = 3.0) -> Usage:
-        """End the sampling. The final CPU reading waits until the group is settled: while a
-        forking server reaps children, a child can vanish between reading the parent and
-        reading the child, and its CPU time would be missed. Three equal readings in a row
-        (same members, same CPU), 100 ms apart, mean nothing was in flight. With a cgroup
-        the CPU time comes from the kernel's own account of the group instead, which no
-        exiting child can escape; /proc then gives only memory, threads and switches."""
+        """End the sampling. With a cgroup, the CPU time is the kernel's own account of the group at the moment
+        the load ended, which no exiting child can escape, and nothing the server does after the window counts
+        (a JVM still compiling, or collecting, once the calls stopped: the 2026-11-26 rpc-tail run charged a
+        5 s window with 7.5 s of CPU when this reading waited for the group to settle). Without one, the
+        final reading from /proc waits until the group is settled: while a forking server reaps children, a
+        child can vanish between reading the parent and reading the child, and its CPU time would be missed.
+        Three equal readings in a row (same members, same CPU), 100 ms apart, mean nothing was in flight."""
         self._stop.set()
         self._thread.join()
         end = time.monotonic()
         ended_epoch = time.time()
+        split = (None, None)
+        if self.cpu_group is not None:
+            cpu_end, *split = self.cpu_group.split_s()
         softirq = softirq_s(self.cpus) - self._softirq0 if self.cpus else None
         sys_end = system_busy_s()
         last = group_snapshot(self.pgid, with_pss=(self._pss_max == 0))  # a run shorter than 1 s
         deadline = end + settle_s
-        calm = 0
+        calm = 3 if self.cpu_group is not None else 0
         while calm < 3 and time.monotonic() < deadline:  # three equal readings, 100 ms apart
             time.sleep(0.1)
             again = group_snapshot(self.pgid)
@@ -287,9 +291,8 @@ class GroupSampler:
             calm = calm + 1 if stable else 0
             last = again
         self._note(last)
-        split = (None, None)
         if self.cpu_group is not None:
-            last.cpu_s, *split = self.cpu_group.split_s()
+            last.cpu_s = cpu_end
         user_s, sys_s = (b - a if a is not None and b is not None else None for a, b in zip(self._split0, split))
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -103,6 +104,29 @@ def test_cgroup_splits_cpu_into_user_and_kernel_time():
         assert system2 - system > user2 - user and system2 - system > 0.2, (user2 - user, system2 - system)
         assert total2 == pytest.approx(user2 + system2, rel=0.1, abs=0.05)  # v1: sampled at each tick
     finally:
+        group.remove()
+
+
+def test_the_cpu_a_server_spends_after_the_window_is_not_charged_to_it():
+    """A server still busy once the load stopped (a JVM compiling) is not charged for it: the cgroup is read when
+    the window ends. (Read after the group had settled, a busy process was charged up to 3 s more: 7.5 s of
+    CPU in a 5 s window, rpc-tail of 2026-11-26.)"""
+    from iobench.cgroup import CpuGroup
+    group = CpuGroup.create("test")
+    if group is None:
+        pytest.skip("no writable cgroup file system here (not root?)")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=group.join,
+                            start_new_session=True)
+    try:
+        time.sleep(0.3)
+        sampling = GroupSampler(busy.pid, cpu_group=group).start()
+        time.sleep(0.5)
+        usage = sampling.stop()
+        assert usage.cpu_s <= 1.2 * usage.wall_s + 0.05, (usage.cpu_s, usage.wall_s)
+        assert usage.cpu_s >= 0.3 * usage.wall_s  # it did run (one core at most, less on a busy host)
+    finally:
+        busy.kill()
+        busy.wait()
         group.remove()
 
 
