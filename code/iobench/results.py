@@ -26,6 +26,7 @@ COLUMNS = [
     "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "non2xx",
     "requests", "duration_s", "bytes",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
+    "server_steal_s", "client_steal_s",
     "server_rss_kib_max", "pss_kib", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
     "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",

@@ -20,7 +20,8 @@ unit the warm-up windows are themselves measured (experiment "warmup"), and in t
 flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
 profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
 Every provider JVM writes its safepoints and collections, stamped with the wall clock, to a log kept beside the
-raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in rpcplans.py; the call's bytes on the wire and a call in each provider's own protocol in rpcwire.py.
+raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in rpcplans.py;
+the call's bytes on the wire and a call in each provider's own protocol in rpcwire.py.
 """
 from __future__ import annotations
 

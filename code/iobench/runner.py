@@ -167,7 +167,8 @@ def load_columns(m: Measured) -> dict:
     """The columns every experiment's rows share, computed in one place."""
     u = m.usage
     return {"server_cpu_s": u.cpu_s, "server_cpu_pct": 100.0 * u.cpu_s / u.wall_s if u.wall_s else None,
-            "server_user_s": u.user_s, "server_sys_s": u.sys_s, "server_softirq_s": u.softirq_s,
+            **{f"server_{k}": getattr(u, k) for k in ("user_s", "sys_s", "softirq_s", "steal_s")},
+            "client_steal_s": u.client_steal_s,
             "server_rss_kib_max": u.rss_kib_max, "server_threads_max": u.threads_max,
             "client_cpu_pct": m.client_cpu_pct, "generator_bound": m.generator_bound,
             "foreign_cpu_cores": m.foreign_cpu_cores, "noisy": m.foreign_cpu_cores > NOISY_FOREIGN_CORES,
@@ -288,7 +289,7 @@ class Run:
         started = now()
         for p in probes.values():
             p.start()
-        sampling = sampler.GroupSampler(srv.pid, cpu_group=srv.cpu_group, cpus=self.server_cpus).start()
+        sampling = sampler.GroupSampler(srv.pid, srv.cpu_group, self.server_cpus, self.client_cpus).start()
         output, code, client_cpu, wall = run_load(load.measured, load.env, load.timeout_s)
         usage = sampling.stop()
         kept = {name: p.stop() for name, p in probes.items()}

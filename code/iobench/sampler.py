@@ -152,17 +152,19 @@ def system_busy_s() -> float:
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
-def softirq_s(cpus: str | None) -> float:
-    """CPU seconds the CPUs of `cpus` (a taskset list; None: all) spent in softirq since boot: the kernel's
-    network receive path runs there, charged to no process or cgroup."""
+def core_s(cpus: str | None) -> dict[str, float]:
+    """CPU seconds the CPUs of `cpus` (a taskset list; None: all) spent since boot in softirq (the kernel's
+    network receive path runs there; a cgroup is charged for it only while one of its threads was on the core)
+    and stolen (the hypervisor ran another guest: the core's own processes simply stood still)."""
     wanted = {f"cpu{c}" for c in cpu_ids(cpus)}
-    total = 0
+    softirq = steal = 0
     with open("/proc/stat") as f:
         for line in f:
             parts = line.split()
             if parts and parts[0] in wanted:
-                total += int(parts[7])
-    return total / CLK_TCK
+                softirq += int(parts[7])
+                steal += int(parts[8])
+    return {"softirq": softirq / CLK_TCK, "steal": steal / CLK_TCK}
 
 
 SPEED_LOOP = 500_000   # iterations of core_loop_ms's loop: about 20 ms on the book's machine, a few scheduler slices
@@ -220,7 +222,9 @@ class Usage:
     pss_kib_max: int = 0
     user_s: float | None = None     # the group's CPU split in user and kernel time (a cgroup v2 only)
     sys_s: float | None = None
-    softirq_s: float | None = None  # softirq time on the server's cores (charged to no process): None unpinned
+    softirq_s: float | None = None  # softirq and stolen time on the server's cores (None: unpinned), and
+    steal_s: float | None = None    # stolen time on the generator's cores: a generator that stood still sent
+    client_steal_s: float | None = None  # its calls late, and an open loop counts that lateness as latency
     started_epoch: float = 0.0      # the window's wall-clock bounds (time.time()): logs written meanwhile
     ended_epoch: float = 0.0        # (a JVM's safepoints) are matched to it by these
 
@@ -230,19 +234,21 @@ class GroupSampler:
 
     PSS_EVERY = 4  # PSS every 4th sample (1 s): smaps_rollup walks page tables, costly x 1000 processes
 
-    def __init__(self, pgid: int, interval_s: float = 0.25, cpu_group=None, cpus: str | None = None):
+    def __init__(self, pgid: int, cpu_group=None, cpus: str | None = None, client_cpus: str | None = None,
+                 interval_s: float = 0.25):
         self.pgid = pgid
         self.interval_s = interval_s
         self._pss_max = 0
         self.cpu_group = cpu_group  # a cgroup.CpuGroup: exact CPU time, reaped children included
-        self.cpus = cpus            # the cores the group is pinned to (a taskset list): their softirq time
+        self.cpus = cpus            # the cores the group is pinned to (a taskset list): their softirq and steal
+        self.client_cpus = client_cpus  # the generator's: their steal
         self._stop = threading.Event()
         self._peaks = [0, 0, 0]
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> "GroupSampler":
         self._started_epoch = time.time()
-        self._softirq0 = softirq_s(self.cpus) if self.cpus else None
+        self._cores0 = tuple(core_s(c) if c else None for c in (self.cpus, self.client_cpus))
         self._first = group_snapshot(self.pgid)
         self._split0 = (None, None)
         if self.cpu_group is not None:
@@ -279,7 +285,8 @@ class GroupSampler:
         split = (None, None)
         if self.cpu_group is not None:
             cpu_end, *split = self.cpu_group.split_s()
-        softirq = softirq_s(self.cpus) - self._softirq0 if self.cpus else None
+        server, client = (core_s(c) if c else None for c in (self.cpus, self.client_cpus))
+        s0, c0 = self._cores0
         sys_end = system_busy_s()
         last = group_snapshot(self.pgid, with_pss=(self._pss_max == 0))  # a run shorter than 1 s
         deadline = end + settle_s
@@ -298,7 +305,9 @@ class GroupSampler:
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
                      system_busy_s=sys_end - self._sys0, pss_kib_max=self._pss_max, user_s=user_s, sys_s=sys_s,
-                     softirq_s=softirq,
+                     softirq_s=server["softirq"] - s0["softirq"] if server else None,
+                     steal_s=server["steal"] - s0["steal"] if server else None,
+                     client_steal_s=client["steal"] - c0["steal"] if client else None,
                      started_epoch=self._started_epoch, ended_epoch=ended_epoch)
 
 

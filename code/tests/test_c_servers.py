@@ -130,9 +130,11 @@ def test_the_cpu_a_server_spends_after_the_window_is_not_charged_to_it():
         group.remove()
 
 
-def test_softirq_time_is_read_per_core():
-    """/proc/stat's softirq column, summed over the cores asked for: never more than over every core."""
+def test_softirq_and_stolen_time_are_read_per_core():
+    """/proc/stat's softirq and steal columns, summed over the cores asked for: never more than over every core."""
     from iobench import sampler
-    every = sampler.softirq_s(",".join(str(c) for c in range(os.cpu_count())))
-    assert 0 <= sampler.softirq_s("0") <= every
-    assert sampler.softirq_s(None) <= every + 0.05
+    every = sampler.core_s(",".join(str(c) for c in range(os.cpu_count())))
+    one = sampler.core_s("0")
+    for k in ("softirq", "steal"):
+        assert 0 <= one[k] <= every[k]
+        assert sampler.core_s(None)[k] <= every[k] + 0.05

@@ -227,6 +227,7 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
         assert float(r["server_user_s"]) + float(r["server_sys_s"]) == pytest.approx(float(r["server_cpu_s"]),
                                                                                     rel=0.1, abs=0.05), r
         assert float(r["server_sys_s"]) > 0 and float(r["server_softirq_s"]) >= 0
+        assert float(r["server_steal_s"]) >= 0 and float(r["client_steal_s"]) >= 0
         log = path / r["jvm_log_file"]
         safepoints = jvmlog.parse(log.read_text())
         assert any(s.gc for s in safepoints)  # the JVM's warm-up alone allocates enough for a young collection
