@@ -73,7 +73,7 @@ class CpuGroup:
         """Total, user and system CPU seconds of the group. cgroup v2's cpu.stat splits the exact total; v1's
         cpuacct.stat samples it at each clock tick (1/USER_HZ s), and its system time includes the interrupt and
         softirq ticks that fell while one of the group's threads was on the core. Softirq work done while no
-        thread of the group ran is charged to no group: runner.measure_load counts it per core."""
+        thread of the group ran is charged to no group: sampler.GroupSampler counts it per core."""
         if self.version == 1:
             ticks = dict(line.split() for line in (self.path / "cpuacct.stat").read_text().splitlines())
             hz = os.sysconf("SC_CLK_TCK")

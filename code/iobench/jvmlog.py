@@ -53,7 +53,7 @@ def parse(text: str) -> list[Safepoint]:
 
 def window(safepoints: list[Safepoint], started_epoch: float, ended_epoch: float) -> dict:
     """The columns of one measured window: how many safepoints ended in it, how many were collections, the
-    longest (ms) and their total (ms). A window with no log (not a JVM, or no path) gives all None."""
+    longest (ms) and their total (ms)."""
     lo, hi = 1000 * started_epoch, 1000 * ended_epoch
     inside = [s for s in safepoints if lo <= s.ended_ms <= hi]
     return {"jvm_safepoints": len(inside), "jvm_gc_pauses": sum(s.gc for s in inside),
@@ -72,8 +72,9 @@ def gc_pauses(log: str) -> dict:
             "gc_heap_after_mib": max((int(m[2]) for m in found), default=0)}
 
 
-def read_window(path: Path, started_epoch: float, ended_epoch: float) -> dict:
-    """``window`` over the log at `path` as it stands (the JVM flushes each line as it writes it)."""
-    if not path.exists():
+def read_window(path: Path | None, started_epoch: float, ended_epoch: float) -> dict:
+    """``window`` over the log at `path` as it stands (the JVM flushes each line as it writes it); all None
+    without a log (not a JVM's run)."""
+    if path is None or not path.exists():
         return dict.fromkeys(("jvm_safepoints", "jvm_gc_pauses", "jvm_safepoint_max_ms", "jvm_safepoint_ms"))
     return window(parse(path.read_text(errors="replace")), started_epoch, ended_epoch)

@@ -121,23 +121,20 @@ class RpcExperiment(OpenExperiment):
         return (srv.server.id, point.setting(), point.via, point.connections, repeat)
 
     @staticmethod
-    def setting_stem(point: RpcPoint) -> str:
-        """A process's setting in a file name: work, keep-alive, pool, JVM flags."""
+    def setting_stem(point: RpcPoint, close_every: int = 0) -> str:
+        """A process's setting in a file name: work, keep-alive (and the generator's close_every), pool, JVM flags."""
         ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
+        every = f"-close{close_every}" if close_every else ""
         pool = f"-pool{point.pool}" if point.pool else ""
         jvm = "-jvm" + "".join(f.strip("-").replace(":", "").replace("=", "") for f in point.jvm.split()) \
             if point.jvm else ""
-        return f"w{point.work_ms:g}-ka{ka}{pool}{jvm}"
+        return f"w{point.work_ms:g}-ka{ka}{every}{pool}{jvm}"
 
     def stem(self, srv: ServerProcess, point: RpcPoint, repeat: int, level: str) -> str:
-        ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
         via = "-via-consumer" if point.via else ""
-        pool = f"-pool{point.pool}" if point.pool else ""
         window = f"-window{point.window}" if point.window else ""
-        every = f"-close{point.close_every}" if point.close_every else ""
-        jvm = self.setting_stem(point).partition("-jvm")[2]
-        return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}"
-                f"-ka{ka}{every}{pool}{'-jvm' + jvm if jvm else ''}{via}{window}-r{repeat}")
+        return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-"
+                f"{self.setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
 
     def target(self, srv: ServerProcess, point: RpcPoint) -> str:
         return self.consumer.url if point.via and self.consumer is not None else srv.url
@@ -257,8 +254,7 @@ class RpcExperiment(OpenExperiment):
                    via=point.via, window=point.window, jvm=point.jvm, transport=transport, codec=codec,
                    threads=point.threads, consumer_cpu_s=consumer_cpu,
                    consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
-                   **jvmlog.read_window(run.writer.staging / log if log else Path("/nonexistent"),
-                                        u.started_epoch, u.ended_epoch),
+                   **jvmlog.read_window(run.writer.staging / log if log else None, u.started_epoch, u.ended_epoch),
                    jvm_log_file=log or None)
         return row
 

@@ -144,11 +144,15 @@ def tcp_counters(netns: str | None = None) -> dict[str, int]:
     return {k.removeprefix("TcpExt").removeprefix("Tcp"): counters[k] for k in wanted if k in counters}
 
 
+def _cpu_lines(names) -> list[list[int]]:
+    """/proc/stat's times (user nice system idle iowait irq softirq steal, in ticks) of the lines named."""
+    with open("/proc/stat") as f:
+        return [list(map(int, parts[1:9])) for parts in map(str.split, f) if parts and parts[0] in names]
+
+
 def system_busy_s() -> float:
     """CPU seconds all cores spent busy since boot (user+nice+system+irq+softirq+steal)."""
-    with open("/proc/stat") as f:
-        parts = f.readline().split()
-    user, nice, system, idle, iowait, irq, softirq, steal = map(int, parts[1:9])
+    user, nice, system, idle, iowait, irq, softirq, steal = _cpu_lines({"cpu"})[0]
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
@@ -156,15 +160,8 @@ def core_s(cpus: str | None) -> dict[str, float]:
     """CPU seconds the CPUs of `cpus` (a taskset list; None: all) spent since boot in softirq (the kernel's
     network receive path runs there; a cgroup is charged for it only while one of its threads was on the core)
     and stolen (the hypervisor ran another guest: the core's own processes simply stood still)."""
-    wanted = {f"cpu{c}" for c in cpu_ids(cpus)}
-    softirq = steal = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            parts = line.split()
-            if parts and parts[0] in wanted:
-                softirq += int(parts[7])
-                steal += int(parts[8])
-    return {"softirq": softirq / CLK_TCK, "steal": steal / CLK_TCK}
+    lines = _cpu_lines({f"cpu{c}" for c in cpu_ids(cpus)})
+    return {"softirq": sum(t[6] for t in lines) / CLK_TCK, "steal": sum(t[7] for t in lines) / CLK_TCK}
 
 
 SPEED_LOOP = 500_000   # iterations of core_loop_ms's loop: about 20 ms on the book's machine, a few scheduler slices
@@ -220,7 +217,7 @@ class Usage:
     ivcsw: int
     system_busy_s: float
     pss_kib_max: int = 0
-    user_s: float | None = None     # the group's CPU split in user and kernel time (a cgroup v2 only)
+    user_s: float | None = None     # the group's CPU split in user and kernel time (a cgroup only)
     sys_s: float | None = None
     softirq_s: float | None = None  # softirq and stolen time on the server's cores (None: unpinned), and
     steal_s: float | None = None    # stolen time on the generator's cores: a generator that stood still sent
@@ -270,6 +267,17 @@ class GroupSampler:
             n += 1
             self._note(group_snapshot(self.pgid, with_pss=(n % self.PSS_EVERY == 1)))
 
+    def _settled(self, last: GroupSnapshot, deadline: float) -> GroupSnapshot:
+        """Read the group from /proc until three readings in a row, 100 ms apart, agree (or the deadline)."""
+        calm = 0
+        while calm < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            again = group_snapshot(self.pgid)
+            stable = again.members == last.members and abs(again.cpu_s - last.cpu_s) < 0.005
+            calm = calm + 1 if stable else 0
+            last = again
+        return last
+
     def stop(self, settle_s: float = 3.0) -> Usage:
         """End the sampling. With a cgroup, the CPU time is the kernel's own account of the group at the moment
         the load ended, which no exiting child can escape, and nothing the server does after the window counts
@@ -285,29 +293,23 @@ class GroupSampler:
         split = (None, None)
         if self.cpu_group is not None:
             cpu_end, *split = self.cpu_group.split_s()
-        server, client = (core_s(c) if c else None for c in (self.cpus, self.client_cpus))
-        s0, c0 = self._cores0
+        # softirq and steal since start(): server and generator cores (None where not pinned)
+        cores = [{k: now[k] - then[k] for k in now} if now else {} for now, then in
+                 zip((core_s(c) if c else None for c in (self.cpus, self.client_cpus)), self._cores0)]
         sys_end = system_busy_s()
         last = group_snapshot(self.pgid, with_pss=(self._pss_max == 0))  # a run shorter than 1 s
-        deadline = end + settle_s
-        calm = 3 if self.cpu_group is not None else 0
-        while calm < 3 and time.monotonic() < deadline:  # three equal readings, 100 ms apart
-            time.sleep(0.1)
-            again = group_snapshot(self.pgid)
-            stable = again.members == last.members and abs(again.cpu_s - last.cpu_s) < 0.005
-            calm = calm + 1 if stable else 0
-            last = again
-        self._note(last)
-        if self.cpu_group is not None:
+        if self.cpu_group is None:
+            last = self._settled(last, end + settle_s)
+        else:
             last.cpu_s = cpu_end
+        self._note(last)
         user_s, sys_s = (b - a if a is not None and b is not None else None for a, b in zip(self._split0, split))
         return Usage(wall_s=end - self._first.t, cpu_s=last.cpu_s - self._first.cpu_s,
                      rss_kib_max=self._peaks[0], threads_max=self._peaks[1], procs_max=self._peaks[2],
                      vcsw=last.vcsw - self._first.vcsw, ivcsw=last.ivcsw - self._first.ivcsw,
                      system_busy_s=sys_end - self._sys0, pss_kib_max=self._pss_max, user_s=user_s, sys_s=sys_s,
-                     softirq_s=server["softirq"] - s0["softirq"] if server else None,
-                     steal_s=server["steal"] - s0["steal"] if server else None,
-                     client_steal_s=client["steal"] - c0["steal"] if client else None,
+                     softirq_s=cores[0].get("softirq"), steal_s=cores[0].get("steal"),
+                     client_steal_s=cores[1].get("steal"),
                      started_epoch=self._started_epoch, ended_epoch=ended_epoch)
 
 
