@@ -203,12 +203,16 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
 
 def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_never_where_not(built, tmp_path):
     """rpc-keepalive: in one process a window that never closes, then one whose 100th call on each connection
-    asks to close; then the provider told to close every 100 itself. The generator's own count of the
+    asks to close, in the closed loop and in the open loop at each of its two rates; then the provider told to
+    close every 100 itself. The generator's own count of the
     connections it opened (kept in the raw output) is the proof: 10, or one per 100 calls."""
     path = runner.run(RPC_KEEPALIVE.experiment(with_battery=False), "smoke", dest=tmp_path / "ka",
                       progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
-    assert [(r["close_every"], r["keep_alive_requests"]) for r in rows] == [("0", "0"), ("100", "0"), ("0", "100")]
+    assert [(r["loop"], r["rate"], r["close_every"], r["keep_alive_requests"]) for r in rows] == [
+        ("closed", "0", "0", "0"), ("closed", "0", "100", "0"),  # a turn of the closed loop's,
+        ("open", "2000", "0", "0"), ("open", "2000", "100", "0"),  # one at each of the open loop's rates,
+        ("open", "5000", "0", "0"), ("open", "5000", "100", "0"), ("closed", "0", "0", "100")]  # then told
     for r in rows:
         assert r["ok_run"] == "True" and int(r["ok"]) > 0, r
         raw = (path / r["raw_file"]).read_text()
