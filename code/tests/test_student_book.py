@@ -97,3 +97,6 @@ def test_the_student_site_has_every_exercise_and_no_solution():
         assert notebook.exists() and "solution-start" not in notebook.read_text(), \
             f"{page}: its downloadable notebook is missing or holds a solution"
     assert "(student edition)" in (student / "book" / "intro.html").read_text()
+    # every file the full site offers for download (a flame graph in data/, say), the student site offers too
+    offered = {p.name for p in (full / "_downloads").rglob("*") if p.is_file()}
+    assert offered and offered <= {p.name for p in (student / "_downloads").rglob("*") if p.is_file()}

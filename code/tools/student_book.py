@@ -103,7 +103,7 @@ def make_sources(root: Path, built: Path, src: Path) -> dict[str, int]:
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(root / "book", src / "book", ignore=shutil.ignore_patterns("*.md", "*.ipynb", "glue-values.json"))
-    for name in ("_toc.yml", "code"):
+    for name in ("_toc.yml", "code", "data"):  # data/: the files a page offers with {download}
         target = src / name
         if (root / name).is_dir():
             target.symlink_to((root / name).resolve(), target_is_directory=True)
