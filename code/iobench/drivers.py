@@ -8,6 +8,7 @@ TCP echo generator, the open-loop HTTP generator) implement the same two methods
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -124,7 +125,8 @@ class Wrk(Driver):
     def argv(self, spec: LoadSpec, url: str) -> list[str]:
         self.gets_only(spec)
         return ["wrk", "-t", str(spec.threads), "-c", str(spec.connections),
-                "-d", f"{spec.duration_s:g}s", "--timeout", f"{spec.timeout_s:g}s",
+                # wrk reads whole seconds only ("-d 0.5s" is a usage error): a shorter window runs for 1 s
+                "-d", f"{max(1, math.ceil(spec.duration_s))}s", "--timeout", f"{spec.timeout_s:g}s",
                 "-s", WRK_SCRIPT, url.rstrip("/") + spec.path]
 
     def env(self, spec: LoadSpec) -> dict[str, str]:

@@ -1,8 +1,10 @@
 """The load-generator parsers, against outputs captured from real runs (fixtures/capture.py)."""
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from iobench import drivers
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -138,6 +140,16 @@ def test_driver_argv_is_a_list_without_shell():
     assert drivers.get("wrk").env(spec) == {"IOBENCH_CONNECTION_CLOSE": "1"}
     ab = drivers.get("ab").argv(drivers.LoadSpec("ab", 10, duration_s=3), "http://127.0.0.1:8080/")
     assert ab[:5] == ["ab", "-t", "3", "-n", "10000000"] and "-k" in ab
+
+
+def test_wrk_is_asked_for_a_duration_it_can_parse():
+    """wrk reads -d in whole seconds and stops at "0.5s" with its usage text (the smoke profile's JVM warm-up
+    windows asked for that and were never run): a shorter window is asked for as 1 s, which wrk runs."""
+    argv = drivers.get("wrk").argv(drivers.LoadSpec("wrk", 1, duration_s=0.5), "http://127.0.0.1:9/")
+    assert argv[argv.index("-d") + 1] == "1s"
+    assert drivers.get("wrk").argv(drivers.LoadSpec("wrk", 1, duration_s=10), "http://127.0.0.1:9/")[6] == "10s"
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)  # port 9: nobody listens
+    assert "Usage: wrk" not in out.stdout + out.stderr and "unable to connect" in out.stdout + out.stderr
 
 
 def test_openloop_argv_sends_a_body_or_frames():
