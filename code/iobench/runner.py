@@ -118,6 +118,14 @@ def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -
             f"# exit: {code}\n{output}")
 
 
+def parse_raw(tool: str, text: str) -> "drivers.LoadResult":
+    """A raw file raw_text wrote, read back through its generator's own parser (a failed run: ok False)."""
+    from . import drivers
+    _, _, rest = text.partition("\n# exit: ")
+    code, _, output = rest.partition("\n")
+    return drivers.get(tool).parse(output, int(code or 1))
+
+
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 

@@ -5,16 +5,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from iobench import drivers
+from iobench import drivers, runner
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def parse(name: str) -> drivers.LoadResult:
-    text = (FIXTURES / f"{name}.txt").read_text()
-    header, _, output = text.partition("\n# exit: ")
-    code, _, output = output.partition("\n")
-    return drivers.get(name.split("_")[0]).parse(output, int(code))
+    """A captured raw file (runner.raw_text's format), read back as the harness reads one."""
+    return runner.parse_raw(name.split("_")[0], (FIXTURES / f"{name}.txt").read_text())
 
 
 def test_wrk_keepalive():
