@@ -18,7 +18,7 @@ from . import drivers, idle, limits, manifest, runner, sampler
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
 from .plans import Plan, Point
-from .results import POINT_KEYS
+from .results import POINT_KEYS, raw_text
 from .runner import Experiment, Load, Run, Unit
 
 
@@ -153,7 +153,7 @@ class HttpExperiment(Experiment):
         def keep(i: int, h: idle.Holder) -> None:
             code = h.proc.returncode
             run.writer.write_raw(f"{srv.server.id}/idle-r{self.repeat}-{i}.txt",
-                                 runner.raw_text(h.argv, {}, "".join(h.output), code, h.started))
+                                 raw_text(h.argv, {}, "".join(h.output), code, h.started))
         # a brief profile waits briefly for answers that a full pool will never give
         wait_s = max(5.0, 3 * run.profile.duration_s)
         with idle.IdleConnections(run.host, srv.port, run.client_prefix, keep, wait_s) as held:

@@ -33,7 +33,7 @@ from .lifecycle import ServerProcess
 from .manifest import ECHO_SERVERS, JAVA, JAVA_FLAGS, EchoServer, Server, ServerOptions, Verify, java_home
 from .netlink import LinkUnavailable, VethLink
 from .sampler import netns_counters
-from .results import DatasetWriter
+from .results import DatasetWriter, raw_text
 from .plans import ECHO_PLANS as PLANS  # noqa: F401 - the datasets this module measures
 from .plans import EchoPlan, EchoPoint
 from .runner import Experiment, Load, Run, Unit
@@ -324,7 +324,7 @@ def _jfr_views(writer: DatasetWriter, stem: str, jfr: Path) -> None:
         p = subprocess.run([tool, "view", "--width", "200", view, str(jfr)], capture_output=True, text=True,
                            timeout=120)
         writer.write_raw(f"{stem}.jfr-{view}.txt",
-                         runner.raw_text([tool, "view", "--width", "200", view, jfr.name], {}, p.stdout + p.stderr,
+                         raw_text([tool, "view", "--width", "200", view, jfr.name], {}, p.stdout + p.stderr,
                                   p.returncode, metadata.now()))
     jfr.unlink()
 

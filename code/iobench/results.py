@@ -19,6 +19,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from . import metadata
+
 COLUMNS = [
     "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
     "idle_conns", "repeat",
@@ -34,6 +36,21 @@ COLUMNS = [
     "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
+
+
+def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
+    """A tool's output as a raw file keeps it: its command (environment first), start and exit code above it."""
+    envs = " ".join(f"{k}={v}" for k, v in env.items())
+    return (f"# command: {envs + ' ' if envs else ''}{' '.join(metadata.portable(argv))}\n# started: {started}\n"
+            f"# exit: {code}\n{output}")
+
+
+def parse_raw(tool: str, text: str) -> "drivers.LoadResult":
+    """A raw file raw_text wrote, read back through its generator's own parser (a failed run: ok False)."""
+    from . import drivers
+    _, _, rest = text.partition("\n# exit: ")
+    code, _, output = rest.partition("\n")
+    return drivers.get(tool).parse(output, int(code or 1))
 
 
 # A repeat further than this from the median of its point's repeats is flagged: a repeat at a

@@ -38,7 +38,8 @@ from .lifecycle import ServerError, ServerProcess
 from .manifest import ROOT, ServerOptions
 from .openrun import COLUMNS as OPEN_COLUMNS
 from .openrun import OpenDataset, OpenExperiment
-from .runner import Run, Unit, now, raw_text, run_load
+from .results import raw_text
+from .runner import Run, Unit, now, run_load
 # the plans, read here by the book and the tests as before
 from .rpcplans import (GRID, NETTY, PROVIDERS, RPC_KEEPALIVE, RPC_PLANS, RPC_PROVIDER, RPC_TAIL,  # noqa: F401
                        RpcPlan, RpcPoint)

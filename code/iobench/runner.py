@@ -32,7 +32,7 @@ from . import limits, metadata, sampler
 from .lifecycle import ServerProcess, Unsupported
 from .manifest import ROOT, Server, ServerOptions
 from .profiles import PROFILES, Profile
-from .results import OUTLIER_FRACTION, DatasetWriter
+from .results import OUTLIER_FRACTION, DatasetWriter, raw_text
 
 GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
 NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
@@ -110,20 +110,6 @@ def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, fl
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return output, code, cpu, wall
-
-
-def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
-    envs = " ".join(f"{k}={v}" for k, v in env.items())
-    return (f"# command: {envs + ' ' if envs else ''}{' '.join(metadata.portable(argv))}\n# started: {started}\n"
-            f"# exit: {code}\n{output}")
-
-
-def parse_raw(tool: str, text: str) -> "drivers.LoadResult":
-    """A raw file raw_text wrote, read back through its generator's own parser (a failed run: ok False)."""
-    from . import drivers
-    _, _, rest = text.partition("\n# exit: ")
-    code, _, output = rest.partition("\n")
-    return drivers.get(tool).parse(output, int(code or 1))
 
 
 def now() -> str:

@@ -8,6 +8,8 @@ import json
 import os
 import re
 import resource
+import select
+import socket
 import socketserver
 import statistics
 import subprocess
@@ -36,7 +38,7 @@ def built():
 
 class Server:
     """An HTTP server on 127.0.0.1 over asyncio, in a thread of the test process.
-    mode: "count"  answers at once, keeps the time of every request in `arrivals`;
+    mode: "plain"  answers at once, whatever the request says (Connection: close too);
           "pause"  answers at once, except from 0.5 to 0.7 s of every second (from its start):
                    nothing is answered then, on any connection;
           "silent" reads and never answers;
@@ -47,7 +49,7 @@ class Server:
                    as every mode keeps each connection's requests' Connection headers in `heads`."""
 
     def __init__(self, mode: str):
-        self.mode, self.arrivals, self.reads, self.batches, self.connections = mode, [], [], [], 0
+        self.mode, self.reads, self.batches, self.connections = mode, [], [], 0
         self.heads: list[list[bytes]] = []
         self.loop = asyncio.new_event_loop()
         self.t0 = time.monotonic()
@@ -102,8 +104,6 @@ class Conn(asyncio.Protocol):
             return
         srv = self.srv
         srv.reads.append(n)
-        if srv.mode == "count":
-            srv.arrivals.extend([time.monotonic()] * n)
         if srv.mode == "close":
             self.transport.write(CLOSE)
             self.transport.close()
@@ -130,6 +130,77 @@ class Conn(asyncio.Protocol):
             self.timer.cancel()
 
 
+class Counter:
+    """An HTTP server on 127.0.0.1 that answers every request at once and keeps the time it read
+    each one in `arrivals`: a bare epoll loop in a thread of the test process. The asyncio
+    server above answers some 9,600 requests/s on this machine, so at 10,000/s it, not the
+    generator, fell behind; this one answers about 60,000/s, and 10,000/s keeps it a sixth busy."""
+
+    def __init__(self):
+        self.arrivals, self.connections = [], 0
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self.listener.setblocking(False)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/"
+        self.stop_r, self.stop_w = socket.socketpair()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+
+    def serve(self):
+        conns: dict[int, socket.socket] = {}
+        tails: dict[int, bytes] = {}
+        with select.epoll() as ep:
+            ep.register(self.listener, select.EPOLLIN)
+            ep.register(self.stop_r, select.EPOLLIN)
+            while True:
+                for fd, _ in ep.poll():
+                    if fd == self.stop_r.fileno():
+                        for s in conns.values():
+                            s.close()
+                        return
+                    if fd == self.listener.fileno():
+                        self.accept(ep, conns, tails)
+                        continue
+                    s = conns[fd]
+                    try:
+                        data = s.recv(65536)
+                    except BlockingIOError:
+                        continue
+                    except ConnectionResetError:
+                        data = b""
+                    if not data:
+                        ep.unregister(fd)
+                        s.close()
+                        del conns[fd], tails[fd]
+                        continue
+                    buf = tails[fd] + data
+                    n = buf.count(b"\r\n\r\n")
+                    if n:
+                        self.arrivals.extend([time.monotonic()] * n)
+                        buf = buf[buf.rfind(b"\r\n\r\n") + 4:]
+                        s.sendall(RESPONSE * n)  # a few answers: the socket's buffer takes them whole
+                    tails[fd] = buf
+
+    def accept(self, ep, conns, tails):
+        while True:
+            try:
+                s, _ = self.listener.accept()
+            except BlockingIOError:
+                return
+            s.setblocking(False)
+            conns[s.fileno()], tails[s.fileno()] = s, b""
+            ep.register(s, select.EPOLLIN)
+            self.connections += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_w.send(b"x")
+        self.thread.join(5)
+        for s in (self.listener, self.stop_r, self.stop_w):
+            s.close()
+
+
 # ---- running it ---------------------------------------------------------------------------
 
 def openloop(*args: str, nofile: int | None = None, timeout: float = 30) -> dict:
@@ -148,8 +219,10 @@ def openloop(*args: str, nofile: int | None = None, timeout: float = 30) -> dict
     return d
 
 
-def short(d: dict) -> dict:
-    return {k: v for k, v in d.items() if k not in ("timeline", "timeline_busy")}
+def short(d: dict) -> str:
+    """The OPENLOOP line without its timelines, as one string: pytest cuts a long dict in its
+    report to its first few keys, and the outcomes and lags come after them."""
+    return json.dumps({k: v for k, v in d.items() if k not in ("timeline", "timeline_busy")})
 
 
 # ---- parsing captured outputs (fixtures/capture.py) -----------------------------------------
@@ -192,7 +265,7 @@ def test_openloop_refused():
 @pytest.mark.parametrize("rate", [2000, 10000])
 def test_the_rate_is_kept(built, rate):
     """2 s at R requests/s: exactly 2R offered, and the server counts them all."""
-    with Server("count") as srv:
+    with Counter() as srv:
         d = openloop("--rate", str(rate), "--connections", "16", "--duration", "2", srv.url)
     assert d["offered"] == 2 * rate, short(d)
     assert d["ok"] >= 0.99 * d["offered"] and d["ok"] == len(srv.arrivals), short(d)
@@ -203,7 +276,7 @@ def test_the_rate_is_kept(built, rate):
 
 
 def test_poisson_keeps_the_mean_rate_and_the_seed_fixes_the_schedule(built):
-    with Server("count") as srv:
+    with Counter() as srv:
         d = openloop("--rate", "10000", "--poisson", "--seed", "7", "--connections", "16", "--duration", "2",
                      srv.url)
         again = openloop("--rate", "1000", "--poisson", "--seed", "7", "--duration", "0.3", srv.url)
@@ -217,15 +290,21 @@ def test_poisson_keeps_the_mean_rate_and_the_seed_fixes_the_schedule(built):
 
 
 def test_poisson_gaps_vary_as_exponential_ones(built):
-    """The gaps between arrivals at the server: an exponential distribution's coefficient of
-    variation is 1; a constant rate's is near 0 (only timer noise)."""
-    cv = {}
+    """The gaps between arrivals at the server, their middle half (interquartile range) over
+    their median: an exponential distribution's is ln 3 / ln 2 = 1.58 (1.42-1.78 in 99.9 % of
+    samples of 2,000 gaps), a uniform one's 1.0, a constant rate's near 0. Not the standard
+    deviation: when the host takes a core away for 10-20 ms (steal), the requests due meanwhile
+    arrive in one read, and those few gaps alone lifted a constant rate's coefficient of
+    variation from 0.1-0.3 to 0.64. They move the quartiles too, less: on a quiet machine the
+    same schedule (one seed) measured 1.57 to 1.98, a constant rate 0.03 to 0.26; the bounds
+    leave room for that and still tell the three apart."""
+    spread = {}
     for flags in ((), ("--poisson",)):
-        with Server("count") as srv:
-            openloop("--rate", "500", *flags, "--duration", "1", srv.url)
-        gaps = [b - a for a, b in zip(srv.arrivals, srv.arrivals[1:])]
-        cv[flags] = statistics.pstdev(gaps) / statistics.mean(gaps)
-    assert cv[()] < 0.5 and 0.8 < cv[("--poisson",)] < 1.25, cv
+        with Counter() as srv:
+            openloop("--rate", "1000", *flags, "--duration", "2", srv.url)
+        q1, median, q3 = statistics.quantiles([b - a for a, b in zip(srv.arrivals, srv.arrivals[1:])], n=4)
+        spread[flags] = (q3 - q1) / median
+    assert spread[()] < 0.6 and 1.2 < spread[("--poisson",)] < 2.6, spread
 
 
 # ---- coordinated omission -------------------------------------------------------------------
@@ -284,11 +363,11 @@ def test_no_socket_leaks_under_a_small_descriptor_limit(built):
         assert d["errors_connect"] == 0 and d["connect_failures"] == 0
 
 
-@pytest.mark.parametrize("mode", ["polite", "count"])
+@pytest.mark.parametrize("mode", ["polite", "plain"])
 def test_close_every_n_asks_the_nth_request_of_each_connection_to_close(built, mode):
     """--close-every 5: on each connection the 5th request says Connection: close, the ones before
     Connection: keep-alive (the same size), and the connection is closed after the 5th answer, whether
-    the server closes it ("polite") or would keep it ("count"); the next request opens a new one."""
+    the server closes it ("polite") or would keep it ("plain"); the next request opens a new one."""
     with Server(mode) as srv:
         d = openloop("--closed", "--connections", "3", "--duration", "0.5", "--close-every", "5", srv.url)
     assert d["ok"] == d["offered"] - d["resets"] and d["ok"] > 100 and d["close_every"] == 5, short(d)
@@ -342,7 +421,7 @@ def test_the_usage_names_every_flag_the_tool_accepts(built):
 
 
 def test_the_histogram_file(built, tmp_path):
-    with Server("count") as srv:
+    with Counter() as srv:
         d = openloop("--rate", "1000", "--duration", "0.5", "--hist", str(tmp_path / "h.csv"), srv.url)
     lines = (tmp_path / "h.csv").read_text().splitlines()
     assert lines[0] == "upper_us,count"

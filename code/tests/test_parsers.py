@@ -5,14 +5,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from iobench import drivers, runner
+from iobench import drivers, results
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def parse(name: str) -> drivers.LoadResult:
-    """A captured raw file (runner.raw_text's format), read back as the harness reads one."""
-    return runner.parse_raw(name.split("_")[0], (FIXTURES / f"{name}.txt").read_text())
+    """A captured raw file (results.raw_text's format), read back as the harness reads one."""
+    return results.parse_raw(name.split("_")[0], (FIXTURES / f"{name}.txt").read_text())
 
 
 def test_wrk_keepalive():

@@ -148,7 +148,7 @@ def test_raw_output_headers_name_no_path_of_this_machine():
     """A command line that names a file of the checkout (iom-openloop's --hist) is recorded
     relative to it, as meta.json's load_commands are: data/ is shared between machines."""
     from iobench.manifest import ROOT
-    from iobench.runner import raw_text
+    from iobench.results import raw_text
     text = raw_text(["iom-openloop", "--hist", str(ROOT / "data" / "x.hist.csv"), "http://127.0.0.1:1/"], {},
                     "OUT", 0, "now")
     assert text.splitlines()[0] == "# command: iom-openloop --hist data/x.hist.csv http://127.0.0.1:1/"
