@@ -38,6 +38,7 @@ class CpuGroup:
             marker = root / ("cgroup.controllers" if version == 2 else "cpuacct.usage")
             if not marker.exists():
                 continue
+            sweep(root)
             try:
                 path = root / name
                 path.mkdir()
@@ -107,3 +108,20 @@ class CpuGroup:
                 if time.monotonic() >= deadline:
                     return  # left for the operator; named iobench-* so it is easy to find
                 time.sleep(0.05)
+
+
+def sweep(root: Path) -> list[Path]:
+    """Remove the empty groups that harnesses no longer running left under root, and return them.
+    A harness killed with SIGKILL cannot remove its group; its server dies with it (PR_SET_PDEATHSIG)
+    and leaves the group empty. The name says who made it: iobench-<label>-<pid>-<hex>."""
+    removed = []
+    for path in root.glob("iobench-*-*-*"):
+        pid = path.name.rsplit("-", 2)[-2]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        try:
+            path.rmdir()  # the kernel refuses while a process is in it
+        except OSError:
+            continue
+        removed.append(path)
+    return removed

@@ -1,5 +1,6 @@
 """Servers always stop: after success, failure, timeout, Ctrl-C and even a killed harness,
 no process of theirs is left and their port is free."""
+import os
 import re
 import signal
 import socket
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iobench import procs
+from iobench import cgroup, procs
 from iobench.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
                                process_group_pids)
 from iobench.manifest import Server, ServerOptions
@@ -211,6 +212,13 @@ def test_interrupted_harness_leaves_no_server(sig):
     assert_gone(pgid, port)
     if sig == signal.SIGINT:
         assert "KeyboardInterrupt" in harness.stderr.read()
+    # The CPU-accounting group of its server: removed by the harness, or, killed, by the next one.
+    roots = list({r.resolve(): r for r in (cgroup.V2_ROOT, *cgroup.V1_ROOTS) if (r / "cgroup.procs").exists()}.values())
+    left = [g for r in roots for g in r.glob(f"iobench-test-ok-{harness.pid}-*")]
+    if sig == signal.SIGKILL:
+        assert left or not roots or os.geteuid() != 0  # killed, it could not remove it itself
+        assert sorted(g for r in roots for g in cgroup.sweep(r) if g in left) == sorted(left)
+    assert [g for g in left if g.exists()] == []
 
 
 def test_baselines_start_verify_and_stop():
