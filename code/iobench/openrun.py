@@ -12,7 +12,10 @@ For each repeat, each server and each amount of work in turn, one server process
 A plan may fix its rates instead (the cross-check of iom-openloop against vegeta), and
 measure them with more than one open-loop tool. Every row keeps what the generator did not
 count as well as what it did: offered = ok + non-2xx + timeouts + connect errors + resets +
-dropped, the longest stall with work outstanding, and who was served (per connection).
+dropped, the longest stall with work outstanding, who was served (per connection), and the
+kernel's TCP counters around the run: a connection attempt a full accept queue dropped is
+retried by the client a second, three, seven seconds later, and a request behind it can
+time out unsent (Tomcat as Spring Boot ships it listens with a queue of 100).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import drivers, manifest, runner
+from .bench import TcpProbe, tcp_columns
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
@@ -107,6 +111,7 @@ COLUMNS = [
     "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "stall_s", "in_flight_max",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
+    "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
     "server_steal_s", "client_steal_s", "server_rss_kib_max", "server_threads_max", "client_cpu_pct",
     "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
@@ -197,7 +202,7 @@ class OpenExperiment(Experiment):
         load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
-        m = self.measured = run.measure_load(srv, stem, load, warmup_s=warmup_s)
+        m = self.measured = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)}, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would
@@ -222,6 +227,7 @@ class OpenExperiment(Experiment):
             "in_flight_max": x.get("in_flight_max"),
             "conns_served": x.get("conns_served"), "conn_min_requests": x.get("conn_min_requests"),
             "conn_median_requests": x.get("conn_median_requests"), "conn_max_requests": x.get("conn_max_requests"),
+            **tcp_columns(m.probes["tcp"]),
             **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_user_s", "server_sys_s",
                                   "server_softirq_s", "server_steal_s", "client_steal_s", "server_rss_kib_max",
                                   "server_threads_max",

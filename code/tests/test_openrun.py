@@ -35,6 +35,8 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
         assert float(row["capacity_rps"]) == pytest.approx(capacity, rel=1e-4)
         assert sum(int(row[k]) for k in OUTCOMES) == int(row["offered"]), row  # nothing unaccounted
         assert (path / row["hist_file"]).exists() and (path / row["raw_file"]).exists()
+    for row in rows:  # the kernel's counters around every run (a full accept queue, retransmits, resets)
+        assert min(int(row[k]) for k in ("listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts")) >= 0
     # at half the capacity every request is answered, in about the work's time;
     # at twice, requests wait (from their intended start) and, past 0.5 s, time out
     assert int(half["ok"]) == int(half["offered"]) and float(half["p99_ms"]) < 100
