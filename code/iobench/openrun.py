@@ -13,9 +13,8 @@ A plan may fix its rates instead (the cross-check of iom-openloop against vegeta
 measure them with more than one open-loop tool. Every row keeps what the generator did not
 count as well as what it did: offered = ok + non-2xx + timeouts + connect errors + resets +
 dropped, the longest stall with work outstanding, who was served (per connection), and the
-kernel's TCP counters around the run: a connection attempt a full accept queue dropped is
-retried by the client a second, three, seven seconds later, and a request behind it can
-time out unsent (Tomcat as Spring Boot ships it listens with a queue of 100).
+kernel's TCP counters around the run (handshakes a full accept queue dropped, retransmits,
+resets): a connection whose handshake was dropped looks open to the generator, yet unserved.
 """
 from __future__ import annotations
 
