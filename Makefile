@@ -48,8 +48,16 @@ kernels: $(STAMP)
 
 # After changing requirements.txt: resolve it afresh in a scratch environment (so nothing
 # left over in .venv gets pinned), write its versions to constraints.txt, reinstall .venv.
+# It resolves under the oldest Python the book supports (OLDEST_PYTHON, Debian 12's own), so that
+# no pin needs a newer one; PIN_PYTHON names that interpreter where it is not /usr/bin/python3.
+OLDEST_PYTHON := 3.11.2
+PIN_PYTHON ?= /usr/bin/python3
 constraints:
-	rm -rf .venv-pin && $(PYTHON) -m venv .venv-pin
+	@v=$$($(PIN_PYTHON) -c 'import platform; print(platform.python_version())' 2>/dev/null || true); \
+	if [ "$$v" != "$(OLDEST_PYTHON)" ]; then \
+	  echo "make constraints resolves under Python $(OLDEST_PYTHON), the oldest the book supports;" \
+	       "$(PIN_PYTHON) is $${v:-missing}: set PIN_PYTHON=/path/to/python$(OLDEST_PYTHON)" >&2; exit 2; fi
+	rm -rf .venv-pin && $(PIN_PYTHON) -m venv .venv-pin
 	.venv-pin/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	{ sed -n '/^#/p' constraints.txt 2>/dev/null || true; \
 	  .venv-pin/bin/python -m pip freeze --all --exclude-editable --disable-pip-version-check | \

@@ -79,6 +79,42 @@ def test_venv_matches_constraints():
         f"  pinned, not installed: {absent}\n  other version: {differ}"
 
 
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def python_version(python) -> str:
+    return subprocess.run([str(python), "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_pins_resolve_under_the_oldest_python_the_makefile_names():
+    """make constraints resolves under OLDEST_PYTHON, and the README says the same range."""
+    oldest = re.search(r"^OLDEST_PYTHON := (\S+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert f"Python {oldest}" in (ROOT / "README.md").read_text()
+    proc = subprocess.run(["make", "-s", "constraints", "PIN_PYTHON=/nonexistent/python"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and f"Python {oldest}" in proc.stderr  # refused before touching anything
+
+
+@pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="no /usr/bin/python3 on this machine")
+def test_the_pins_install_on_the_system_python(tmp_path):
+    """The README's Python is Debian's own (3.11.2 on Debian 12), which may be older than the one
+    building .venv: pip's resolver, in dry-run mode, must find every pin installable under it
+    (soupsieve 4.1.2, which needs 3.11.5, made `make book` fail there)."""
+    system = python_version(SYSTEM_PYTHON)
+    if system == python_version(VENV_PYTHON):
+        pytest.skip(f"/usr/bin/python3 is the venv's Python ({system}): the install itself checks it")
+    venv = tmp_path / "venv"
+    made = subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", str(venv)], capture_output=True, text=True)
+    assert made.returncode == 0, f"python3 -m venv failed under {system} (apt-get install python3-venv): {made.stderr}"
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "--quiet",
+                           "--disable-pip-version-check", "-r", "requirements.txt", "-c", "constraints.txt"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, \
+        f"the pins do not install under /usr/bin/python3 ({system}); {FIX} (it resolves under " \
+        f"the oldest Python):\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
+
+
 def test_binder_uses_the_pins_and_the_venv_python():
     binder = ROOT / "binder"
     refs = {}
