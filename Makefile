@@ -100,8 +100,11 @@ PROFILE ?= smoke
 bench: setup code
 	code/bin/iobench run $(DATASET) --profile $(PROFILE) $(if $(OVERWRITE),--overwrite)
 
+# As root (a container, a VM) Jupyter refuses to start without --allow-root: given only then.
+LAB_PORT ?= 8888
 lab: setup
-	jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 book/
+	jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) book/
 
 clean:
 	rm -rf _build

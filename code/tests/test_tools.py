@@ -475,3 +475,49 @@ def test_install_kernels_uses_find_jdk(tmp_path, monkeypatch, capsys):
     assert "openjdk-21-jdk-headless" in capsys.readouterr().err
     jdk = fake_jdk(jvm / "jdk-21", 21)
     assert ik.find_jdk() == jdk
+
+
+# --- make lab ----------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_make_lab_serves_the_chapters_and_stops_with_nothing_left(tmp_path):
+    """The README's `make lab` as whoever runs the tests (root on CI, where Jupyter refuses to
+    start without --allow-root): it prints a URL with a token, /lab answers on it, and after
+    SIGTERM to make's group no Jupyter process is left."""
+    import signal
+    import time
+    import urllib.request
+    port = free_port()
+    env = {**os.environ, "BROWSER": "true", "LAB_PORT": str(port)}  # no browser window from a test
+    log = tmp_path / "lab.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(["make", "-s", "lab"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        url = None
+        deadline = time.monotonic() + 180
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            m = re.search(rf"(http://127\.0\.0\.1:{port}/lab\?token=[0-9a-f]+)", log.read_text())
+            url = m.group(1) if m else time.sleep(0.5)
+        assert url, f"make lab printed no URL (exit {proc.poll()}):\n{log.read_text()[-3000:]}"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert resp.status == 200 and b"JupyterLab" in resp.read()
+        with urllib.request.urlopen(url.replace("/lab?", "/api/contents?"), timeout=30) as resp:
+            listing = json.load(resp)
+        assert {"intro.md"} <= {c["name"] for c in listing["content"]}  # it opens on book/, the chapters
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    left = subprocess.run(["pgrep", "-f", f"ServerApp.port={port}"], capture_output=True, text=True).stdout
+    assert not left.strip(), f"make lab left processes behind: {left}"
