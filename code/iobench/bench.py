@@ -18,6 +18,7 @@ from . import drivers, idle, limits, manifest, runner, sampler
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
 from .plans import Plan, Point
+from .report import number
 from .results import POINT_KEYS, raw_text
 from .runner import Experiment, Load, Run, Unit
 
@@ -176,9 +177,16 @@ class HttpExperiment(Experiment):
         return measure(run, srv, point, repeat)
 
     def describe(self, row: dict) -> str:
-        served = (f"served {row['conns_served']}/{row['connections']}  " if row["conns_served"] is not None else "")
-        return (f"{row['rps']:>10,.0f} req/s  p99 {row['p99_ms']} ms  {served}"
-                f"srv {row['server_cpu_us_per_req'] or 0:.1f} µs/req  wrk/ab cpu {row['client_cpu_pct']:.0f}%")
+        served = (f"served {number(row['conns_served'])}/{row['connections']}  "
+                  if number(row["conns_served"]) != "n/a" else "")
+        p99 = number(row["p99_ms"], ".2f")
+        if p99 == "n/a" and (row.get("pipeline") or 1) > 1:
+            p99 = "n/a (pipelined: no per-request latency)"
+        else:
+            p99 += " ms"
+        return (f"{number(row['rps'], '>10,.0f')} req/s  p99 {p99}  {served}"
+                f"srv {number(row['server_cpu_us_per_req'], '.1f')} µs/req  "
+                f"wrk/ab cpu {number(row['client_cpu_pct'], '.0f')}%")
 
     def finish(self, run: Run) -> None:
         unserved = sorted({(r["server"], r["connections"], r["work_ms"], r["pipeline"])

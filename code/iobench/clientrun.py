@@ -42,6 +42,7 @@ from .clientload import BESIDE_HLOG, IDS, beside_hlog, gc_pauses, thread_dump
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
+from .report import number
 from .runner import Experiment, Load, Run, Unit
 
 SERVER = "c-epoll"
@@ -320,12 +321,10 @@ class ClientExperiment(Experiment):
         }
 
     def describe(self, row: dict) -> str:
-        got = (f"{row['achieved_rps']:,.0f}/s ok" if row["achieved_rps"] is not None else "no summary")
-        def num(x, fmt):
-            return "n/a" if x is None else format(x, fmt)
-        return (f"{got}  p99 {num(row['p99_ms'], '.3f')} ms  failed {row['failed']}  dropped {row['dropped']}  "
-                f"client cpu {num(row['client_cpu_us_per_req'], '.1f')} us/req  "
-                f"server cpu {row['server_cpu_pct'] or 0:.0f}%")
+        got = (f"{number(row['achieved_rps'])}/s ok" if number(row["achieved_rps"]) != "n/a" else "no summary")
+        return (f"{got}  p99 {number(row['p99_ms'], '.3f')} ms  failed {number(row['failed'])}  "
+                f"dropped {number(row['dropped'])}  client cpu {number(row['client_cpu_us_per_req'], '.1f')} us/req  "
+                f"server cpu {number(row['server_cpu_pct'], '.0f')}%")
 
 
 # ---- reading a captured clients dataset ------------------------------------------------------------

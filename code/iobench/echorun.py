@@ -36,6 +36,7 @@ from .sampler import netns_counters
 from .results import DatasetWriter, raw_text
 from .plans import ECHO_PLANS as PLANS  # noqa: F401 - the datasets this module measures
 from .plans import EchoPlan, EchoPoint
+from .report import number
 from .runner import Experiment, Load, Run, Unit
 
 # ---- the servers --------------------------------------------------------------------------
@@ -215,9 +216,10 @@ class EchoExperiment(Experiment):
                        stats_file=f"raw/{stem}.reads.csv")
 
     def describe(self, row: dict) -> str:
-        return (f"{row['tps']:>9,.0f} msg/s {row['mb_per_s']:6.1f} MB/s p99 {row['p99_ms']:.2f} ms "
-                f"stalls {row['stalls_35ms']} reads/msg {row.get('reads_per_msg') or 0:.2f} "
-                f"srv {row['server_cpu_pct']:.0f}% gen {row['client_cpu_pct']:.0f}%")
+        return (f"{number(row['tps'], '>9,.0f')} msg/s {number(row['mb_per_s'], '6.1f')} MB/s "
+                f"p99 {number(row['p99_ms'], '.2f')} ms stalls {number(row['stalls_35ms'])} "
+                f"reads/msg {number(row.get('reads_per_msg'), '.2f')} "
+                f"srv {number(row['server_cpu_pct'], '.0f')}% gen {number(row['client_cpu_pct'], '.0f')}%")
 
 
 def run_echo_plan(plan: EchoPlan, profile_name: str, dest: Path | None = None, **kwargs) -> Path:

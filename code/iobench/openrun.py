@@ -27,6 +27,7 @@ from .bench import TcpProbe, tcp_columns
 from .dataset import Dataset, read_folder
 from .lifecycle import ServerProcess
 from .manifest import ServerOptions
+from .report import number
 from .runner import Experiment, Load, Run, Unit
 
 
@@ -241,9 +242,11 @@ class OpenExperiment(Experiment):
         }
 
     def describe(self, row: dict) -> str:
-        offered = f"offered {row['offered_rps']:,.0f}/s " if row["offered_rps"] else "closed loop "
-        return (f"{offered}-> {row['achieved_rps']:,.0f}/s  p99 {row['p99_ms']} ms  dropped {row['dropped']}  "
-                f"stall {row['stall_s']} s  gen cpu {row['client_cpu_pct']:.0f}%")
+        offered = (f"offered {number(row['offered_rps'])}/s " if number(row["offered_rps"]) not in ("n/a", "0")
+                   else "closed loop ")
+        return (f"{offered}-> {number(row['achieved_rps'])}/s  p99 {number(row['p99_ms'], '.2f')} ms  "
+                f"dropped {number(row['dropped'])}  stall {number(row['stall_s'], '.3f')} s  "
+                f"gen cpu {number(row['client_cpu_pct'], '.0f')}%")
 
 
 # ---- reading a captured open-loop dataset ---------------------------------------------------------

@@ -351,6 +351,19 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         raise
 
 
+def progress_line(ex: Experiment, label: str, row: dict) -> str:
+    """The line a reader watches for one measured row: words where a value does not exist for
+    that kind of point (n/a), never a Python None or a NaN."""
+    failure = row.get("failure")
+    if not isinstance(failure, str) or not failure:
+        failure = "no reason recorded"
+    def yes(v) -> bool:  # a flag or a count as the row holds it: None and NaN (a CSV's blank) are no
+        return v is not None and v == v and bool(v)
+    return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure}")
+            + ("  GENERATOR-BOUND" if yes(row.get("generator_bound")) else "")
+            + ("  NOISY" if yes(row.get("noisy")) else ""))
+
+
 def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
     """One server process: start, verify, measure its points, stop; returns the count done."""
     ex = r.experiment
@@ -360,9 +373,7 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
 
     def report(label: str, row: dict) -> None:
         r.writer.add_row(row)
-        r.progress(f"{label}: " + (ex.describe(row) if row["ok"] else f"FAILED {row['failure']}")
-                   + ("  GENERATOR-BOUND" if row.get("generator_bound") else "")
-                   + ("  NOISY" if row.get("noisy") else ""))
+        r.progress(progress_line(ex, label, row))
     try:
         with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv, ex.beside(r, srv):
             ex.verify(r, srv, unit)

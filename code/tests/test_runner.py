@@ -153,3 +153,39 @@ def test_raw_output_headers_name_no_path_of_this_machine():
                     "OUT", 0, "now")
     assert text.splitlines()[0] == "# command: iom-openloop --hist data/x.hist.csv http://127.0.0.1:1/"
     assert str(ROOT) not in text
+
+
+# ---- what the reader watches: progress lines -------------------------------------------------------
+
+def captured_rows(name: str) -> list[dict]:
+    import pandas as pd
+    from iobench.profiles import DATA
+    csv = DATA / name / "results.csv"
+    return pd.read_csv(csv).to_dict("records") if csv.exists() else []
+
+
+@pytest.mark.parametrize("name", plans.names())
+def test_progress_lines_say_missing_values_in_words(name):
+    """Every row of every captured dataset (each kind of point its plan produces, pipelined ones
+    with no per-request latency among them, failed runs too) and every point label of its plans'
+    smoke and full profiles: the line the runner prints has no Python None, nan or repr in it.
+    The rows come as the CSV gives them (NaN where a live row has None), and once more with every
+    NaN turned into None, as a live row holds it."""
+    ex = plans.experiment(name)
+    bad = re.compile(r"\bNone\b|\bnan\b|<bound method|object at 0x", re.I)
+    for profile in ("smoke", "full"):
+        for point in ex.points(profile):
+            assert not bad.search(point.label()), f"{name} {profile}: {point.label()!r}"
+    rows = captured_rows(name)
+    if not rows:
+        pytest.skip(f"data/{name} has no results.csv")
+    for row in rows:
+        for shown in (row, {k: (None if v != v else v) for k, v in row.items()}):
+            line = runner.progress_line(ex, "[1/1] label", shown)
+            assert not bad.search(line), f"{name}: {line!r}\nfrom {row}"
+
+
+def test_a_pipelined_point_says_why_it_has_no_p99():
+    ex = plans.experiment("c-servers")
+    row = next(r for r in captured_rows("c-servers") if r.get("pipeline", 1) > 1 and r["ok"])
+    assert "p99 n/a (pipelined" in runner.progress_line(ex, "x", {**row, "p99_ms": None})
