@@ -8,11 +8,10 @@
         -> stop (SIGTERM, then SIGKILL) and check it exited 0
     then the experiment's finish (the HTTP battery), outliers, metadata and an atomic commit.
 
-An experiment says only what differs (its servers, points, load, row and columns): the
-HTTP datasets (bench.py) and the echo datasets (echo.py) are two experiments on it, and a
-new study is a new experiment, not a new runner. Whether the load generator was the
-bottleneck, its CPU and the CPU of everything else are computed here, once (`load_columns`).
-A run that fails or is interrupted leaves the captured dataset untouched (results.py).
+An experiment says only what differs (servers, points, load, row, columns): a new study is a
+new experiment, not a new runner. Whether the generator was the bottleneck, its CPU and the CPU
+of everything else are computed here, once (`load_columns`). A run that fails or is interrupted
+leaves the captured dataset untouched (results.py).
 """
 from __future__ import annotations
 
@@ -37,6 +36,7 @@ from .results import OUTLIER_FRACTION, DatasetWriter, raw_text
 GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
 NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
 QUIET_CORES = 0.15           # "quiet" before measuring: fewer cores busy than this
+FLAGS = (("generator_bound", "GENERATOR-BOUND"), ("noisy", "NOISY"))  # a row's flags in its progress line
 TIME_WAIT_DRAINED = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
                              # (a few thousand of 28,000 ephemeral ports do not matter)
 
@@ -352,16 +352,11 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
 
 
 def progress_line(ex: Experiment, label: str, row: dict) -> str:
-    """The line a reader watches for one measured row: words where a value does not exist for
-    that kind of point (n/a), never a Python None or a NaN."""
-    failure = row.get("failure")
-    if not isinstance(failure, str) or not failure:
-        failure = "no reason recorded"
-    def yes(v) -> bool:  # a flag or a count as the row holds it: None and NaN (a CSV's blank) are no
-        return v is not None and v == v and bool(v)
-    return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure}")
-            + ("  GENERATOR-BOUND" if yes(row.get("generator_bound")) else "")
-            + ("  NOISY" if yes(row.get("noisy")) else ""))
+    """The line a reader watches for a row: words (n/a) where a value does not exist, never None or NaN."""
+    failure = row.get("failure") if isinstance(row.get("failure"), str) else ""
+    yes = lambda v: v is not None and v == v and bool(v)  # noqa: E731 (None and a CSV's NaN are no)
+    return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
+            + "".join(f"  {flag}" for k, flag in FLAGS if yes(row.get(k))))
 
 
 def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
