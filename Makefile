@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book book-student test system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
+.PHONY: book book-student test test-live test-platform book-checks system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -69,14 +69,41 @@ constraints:
 code:
 	$(MAKE) -C code all
 
-## make test: everything, from unit tests to the site in a real browser.
-# The test build runs every benchmark cell for real, briefly (IOBENCH_PROFILE=smoke).
+## make test: every check that needs no live measurement of the book, within CI's budget.
+# The book is executed once, as a reader's `make book` executes it (from the captured data): the
+# student edition, the site test in Chromium and the glued numbers all read that one build.
+# The harness's live side is covered by the unit tests (one smoke capture per experiment kind, read
+# by each page's reader: test_smoke_captures.py); `make test-live` executes every page live.
 test: setup code unit
-	rm -rf _build/test
-	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test
-	python code/tools/student_book.py _build/test _build/test-student
-	$(MAKE) site-test SITE=_build/test/_build/html STUDENT=_build/test-student/_build/html
-	$(MAKE) glue-check
+	code/tools/build-book
+	$(MAKE) book-checks BUILT=.
+
+## make test-live: the slow, live checks (before capturing data, after changing the harness or a
+# page's cells): the whole book executed with every benchmark cell measuring briefly
+# (IOBENCH_PROFILE=smoke) from scratch into _build/test-live/, its student edition and site checked
+# as make test checks the replay build's, then the tests marked live (pytest -m live).
+test-live: setup code
+	rm -rf _build/test-live _build/test-live-student
+	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test-live
+	$(MAKE) book-checks BUILT=_build/test-live GLUE=
+	python -m pytest -q --durations=15 code/tests -m live
+
+## make test-platform: the README's two commands on a clean Debian 12 root made with debootstrap
+# (root; about 80 minutes; outside both test targets). PLATFORM_COMMANDS="make book" for less.
+PLATFORM_COMMANDS ?= make book;make test
+test-platform:
+	IFS=';' read -ra cmds <<< "$(PLATFORM_COMMANDS)"; code/tools/platform-check "$${cmds[@]}"
+
+# What make test and make test-live check of a built book (BUILT: the folder build-book wrote):
+# the student edition, the site and its student edition in Chromium, and (GLUE=1, the replay
+# build only) every glued value against book/glue-values.json.
+BUILT ?= .
+GLUE ?= 1
+book-checks:
+	rm -rf $(BUILT)/_build/student
+	python code/tools/student_book.py $(BUILT) $(BUILT)/_build/student
+	$(MAKE) site-test SITE=$(BUILT)/_build/html STUDENT=$(BUILT)/_build/student/_build/html
+	$(if $(GLUE),python code/tools/glue_values.py $(BUILT) --check book/glue-values.json)
 
 ## The numbers in the prose: a replay build must glue exactly the values of book/glue-values.json.
 # After re-measuring a dataset (or changing what a page computes on purpose), `make glue-snapshot`
@@ -87,7 +114,7 @@ glue-snapshot: book
 	python code/tools/glue_values.py . > book/glue-values.json
 
 unit:
-	python -m pytest -q --durations=25 code/tests -m "not site"
+	python -m pytest -q --durations=25 code/tests -m "not site and not live"
 	$(MAKE) -C code test-java
 
 SITE ?= _build/html

@@ -23,3 +23,42 @@ def require_link(link_class) -> None:
         link_class.check_available()
     except LinkUnavailable as exc:
         pytest.skip(f"no {link_class.__name__} on this machine: {exc}")
+
+
+def rounds(finished: list[float], work_s: float) -> int:
+    """How many rounds of work a set of requests, sent at once, took to finish: answers that
+    arrive within half a work time of the previous one finished in its round. Rounds are an
+    order of events, not a speed: a slow or stolen host delays every answer, but it cannot
+    split one round of overlapped work into the 200 ms steps of serial work, nor merge those."""
+    out, last = 0, None
+    for t in sorted(finished):
+        if last is None or t - last > work_s / 2:
+            out += 1
+        last = t
+    return out
+
+
+def answered_at(request, n: int) -> list[float]:
+    """Send n requests at once (n threads, `request()` each); the monotonic time each answer came."""
+    import concurrent.futures
+    import time
+
+    def one(_):
+        request()
+        return time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+        return list(pool.map(one, range(n)))
+
+
+def reads_like_the_book(smoke, name: str) -> None:
+    """A dataset a test just captured under smoke (`smoke`, read by its kind's reader) summarises
+    the way the book's captured `name` does: every column of the replay's summary is in the smoke
+    summary, and its caption and description say where it came from. So a harness change that
+    breaks what a page reads fails `make test`, which no longer executes the book live."""
+    from iobench import dataset
+    book = dataset.obtain(name, "replay")
+    assert type(smoke) is type(book), f"{name}: read as {type(smoke).__name__}, the book as {type(book).__name__}"
+    missing = sorted(set(book.summary().columns) - set(smoke.summary().columns))
+    assert not missing, f"the smoke capture's summary lacks what data/{name}'s has: {missing}"
+    assert len(smoke.summary()) > 0
+    assert "smoke profile" in smoke.caption() and smoke.describe()

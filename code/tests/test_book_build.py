@@ -101,6 +101,7 @@ def executed_pages(result: subprocess.CompletedProcess) -> int:
     return (result.stdout + result.stderr).count("Executing notebook")
 
 
+@pytest.mark.live  # four builds of a scratch book (36 s): make test-live, beside the book's own smoke build
 def test_second_build_executes_nothing_until_an_input_changes(tmp_path):
     """`make book` twice: the second run executes no cell and rewrites no page; a change
     in data/ re-executes every page, and ignored files (test caches) do not."""

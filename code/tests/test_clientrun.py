@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import clientload, clientrun, drivers, runner
 from iobench.clientrun import ClientPlan, ClientPoint
@@ -90,6 +91,7 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
     df = ds.df.set_index(["client", "mode"])
     assert len(df) == 4 and df.accounted.all() and df.ok_run.all()
+    reads_like_the_book(ds, "http-clients")
     c = df.loc[(clientrun.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
     assert abs(c.offered - 200) <= 2 and c.ok + c.failed + c.dropped == c.offered and c.max_in_flight == 16
     assert 10 <= c.p50_ms < 200 and 0 < c.client_cpu_us_per_req and c.client_threads_max == 1

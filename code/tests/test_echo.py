@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import drivers, echo, echorun, plans
 from iobench.echo import ECHO_SERVERS, read_stats, stats_summary
@@ -162,6 +163,7 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
     ds = echo.load(path, "smoke")
     assert len(ds.df) == 3 and ds.df["ok"].all()
+    reads_like_the_book(ds, "echo-experiments")
     assert (ds.df["errors"] == 0).all()
     trace = ds.df[ds.df["capture"] == "tcpdump"].iloc[0]
     pcap = next((path / "raw").rglob("*.pcap.gz"))

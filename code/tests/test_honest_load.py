@@ -123,6 +123,7 @@ def test_a_repeat_far_from_its_median_is_flagged():
 
 # --- event loops never hang ------------------------------------------------------------------------
 
+@pytest.mark.live  # a rate, 40 wrk runs of 2 s: make test-live (test_contract checks the answers every run)
 @pytest.mark.parametrize("server_id", TIMER_LOOPS)
 def test_timer_loops_never_stall(server_id, built):
     """20 ms of work at 40 connections: at most 40 / 0.020 = 2000 req/s. Many short runs, a
@@ -151,6 +152,7 @@ def test_timer_loops_never_stall(server_id, built):
 
 # --- pipelining ------------------------------------------------------------------------------------
 
+@pytest.mark.live  # a ratio of two wrk rates: make test-live (make test: test_contract's Nagle batches)
 @pytest.mark.parametrize("server_id", C_IDS + JAVA_IDS)
 def test_pipelined_requests_are_answered_without_stalls(server_id, built):
     """16 requests per write (TechEmpower's plaintext load) must go no slower than one at a

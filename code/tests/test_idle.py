@@ -124,7 +124,8 @@ def test_unanswered_are_counted_at_the_deadline_and_kept(silent_server):
         report = idle.idle()
         took = time.monotonic() - t0
         assert (report["established"], report["answered"], report["unanswered"], report["failed"]) == (50, 0, 50, 0)
-        assert 1.0 <= report["setup_s"] < 1.5 and took < 3, (report, took)
+        # it waits the whole deadline and then stops waiting (a slow host may add to it, never take away)
+        assert 1.0 <= report["setup_s"] < 5 and took < 10, (report, took)
         assert idle.stop() == {"held": 50, "closed_by_server": 0}
 
 

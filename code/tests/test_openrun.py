@@ -6,6 +6,7 @@ import subprocess
 
 import pandas as pd
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import plans, runner
 from iobench.manifest import CODE
@@ -47,6 +48,7 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
     assert list(hist.columns) == ["upper_us", "count"] and hist["count"].sum() == int(half["ok"])
     ds = load(path)
     assert ds.value("p99_ms", loop="open", fraction=0.5) == pytest.approx(float(half["p99_ms"]))
+    reads_like_the_book(ds, "open-loop")
 
 
 def test_every_plan_kind_is_found_by_name():

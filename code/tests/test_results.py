@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import drivers, manifest, plans, profiles
 from iobench.bench import run_plan
@@ -121,7 +122,7 @@ def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_
     assert {v["case"] for v in battery["test-ok"]} >= {"keepalive_100", "pipelined_10", "concurrent_500"}
     ds = load(dest)
     assert ds.summary()["repeats"].tolist() == [1, 1]
-    assert "smoke profile" in ds.caption()
+    reads_like_the_book(ds, "baselines")
 
 
 def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, test_servers, monkeypatch):
@@ -276,3 +277,17 @@ def test_slow_names_the_runs_measured_while_the_machine_ran_slow():
     assert ds.slow(factor=2.5).empty
     old = Dataset("x", Path("."), df.drop(columns=["loop_ms_before", "loop_ms_after"]), {}, {}, "replay")
     assert old.slow().empty
+
+
+def test_reads_like_the_book_fails_on_a_summary_that_lost_a_column(monkeypatch):
+    """The check the smoke captures go through fails where a page's input would break: a column of
+    the book's summary gone from the capture's, or the capture read as another kind."""
+    from iobench import dataset, echo
+    smoke = dataset.obtain("baselines", "replay")
+    smoke.meta = {**smoke.meta, "profile": {**smoke.meta["profile"], "name": "smoke"}}
+    whole = smoke.summary()
+    monkeypatch.setattr(smoke, "summary", lambda: whole.drop(columns=["rps"]))  # this one only, not the book's
+    with pytest.raises(AssertionError, match="lacks .*rps"):
+        reads_like_the_book(smoke, "baselines")
+    with pytest.raises(AssertionError, match="read as"):
+        reads_like_the_book(echo.load(profiles.DATA / "echo-sweep"), "baselines")

@@ -9,6 +9,7 @@ import struct
 import subprocess
 
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import drivers, flames, http, jvmlog, manifest, plans, runner
 from iobench.battery import run_battery
@@ -196,6 +197,7 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     assert any(s["server"] == "rpc-consumer" and s["exit_code"] == 0 for s in meta["stops"])
     ds = load(path)
     assert not ds.summary().empty
+    reads_like_the_book(ds, "rpc-provider")
     verdicts = {"rpc-netty": [{"case": "http10_get", "passed": True}]}  # the battery's file, as finish() writes it
     (path / "battery.json").write_text(json.dumps(verdicts))
     assert load(path).battery == verdicts
@@ -226,6 +228,7 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     assert not (path / "flame").exists()  # this plan draws no flame graph
     ds = load(path)
     assert set(ds.summary().close_every) == {0, 100}
+    reads_like_the_book(ds, "rpc-keepalive")
     # every run: its CPU split, and the safepoints that ended in its window, counted from the JVM's own log
     for r in rows:
         assert float(r["server_user_s"]) + float(r["server_sys_s"]) == pytest.approx(float(r["server_cpu_s"]),

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import reads_like_the_book
 
 from iobench import dataset, limits, manifest, plans, runner
 from iobench import idle as idle_mod
@@ -94,6 +95,7 @@ def test_idle_connections_are_held_beside_the_load_and_charged_per_connection(id
     assert df.loc[("c-thread", 1500), "server_threads_max"] > 1500
     assert df.loc[("c-thread", 1500), "pss_per_idle_kib"] > df.loc[("c-epoll", 1500), "pss_per_idle_kib"]
     assert ds.summary()["pss_per_idle_kib"].notna().sum() == 2
+    reads_like_the_book(ds, "idle-connections")
 
 
 def test_every_holder_reports_and_stops_with_its_server(idle_run):
