@@ -293,6 +293,16 @@ def test_the_rate_is_kept(built, rate):
     assert sum(d["timeline"]) == d["ok"] and max(d["timeline"]) <= 0.1 * rate * 1.5
 
 
+def test_the_achieved_rate_counts_the_drain(built):
+    """The schedule ends at 0.6 s, in the middle of the server's pause (0.5 to 0.7 s): the answers
+    due in it come after the schedule, so the run lasts longer than its duration, and the rate
+    it reports is its answers over the whole run (as the harness computes it), never over 0.6 s."""
+    with Server("pause") as srv:
+        d = openloop("--rate", "1000", "--connections", "50", "--duration", "0.6", srv.url)
+    assert d["ok"] == d["offered"] == 600 and d["elapsed_s"] > 0.65, short(d)
+    assert d["achieved_rps"] == pytest.approx(d["ok"] / d["elapsed_s"], rel=1e-3), short(d)
+
+
 def test_poisson_keeps_the_mean_rate_and_the_seed_fixes_the_schedule(built):
     with Counter() as srv:
         d = openloop("--rate", "10000", "--poisson", "--seed", "7", "--connections", "16", "--duration", "2",
