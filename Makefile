@@ -89,7 +89,7 @@ test-live: setup code
 	python -m pytest -q --durations=15 code/tests -m live
 
 ## make test-platform: the README's two commands on a clean Debian 12 root made with debootstrap
-# (root; about 80 minutes; outside both test targets). PLATFORM_COMMANDS="make book" for less.
+# (root; outside both test targets; the two commands' time on a new machine, plus debootstrap). PLATFORM_COMMANDS="make book" for less.
 PLATFORM_COMMANDS ?= make book;make test
 test-platform:
 	IFS=';' read -ra cmds <<< "$(PLATFORM_COMMANDS)"; code/tools/platform-check "$${cmds[@]}"
