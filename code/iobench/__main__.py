@@ -15,8 +15,9 @@ import json
 import signal
 import sys
 
-from . import manifest, plans
-from .profiles import PROFILES
+from iobench import registry
+from iobench.run.profiles import PROFILES
+from iobench.servers import manifest
 
 
 def _sigterm_as_interrupt(signum, frame):
@@ -30,18 +31,18 @@ def cmd_list(args) -> int:
     for e in manifest.ECHO_SERVERS.values():
         print(f"  {e.id:24s} Java    echo server: {e.framework} {e.version} ({e.main_class})")
     print("datasets:")
-    for p in plans.every().values():
+    for p in registry.every().values():
         servers = f"{len(p.servers)} servers x " if hasattr(p, "servers") else ""
         print(f"  {p.dataset:24s} {servers}{len(p.points)} points: {p.description}")
     return 0
 
 
 def cmd_run(args) -> int:
-    from .results import DatasetExists
-    from .runner import run
+    from iobench.run.results import DatasetExists
+    from iobench.run.runner import run
 
     try:
-        experiment = plans.experiment(args.dataset, servers=args.servers,
+        experiment = registry.experiment(args.dataset, servers=args.servers,
                                       with_battery=False if args.no_battery else None)
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
@@ -62,7 +63,7 @@ def cmd_run(args) -> int:
 def serve_entry(server_id: str, workdir):
     """A manifest server by id; an echo server with its read statistics written into workdir."""
     if server_id in manifest.ECHO_SERVERS:
-        from .echorun import server_entry
+        from iobench.kinds.echo.echorun import server_entry
         return server_entry(manifest.ECHO_SERVERS[server_id], (), workdir / "reads.csv", None)
     return manifest.get(server_id)
 
@@ -73,8 +74,8 @@ def cmd_serve(args) -> int:
     import time
     from pathlib import Path
 
-    from .lifecycle import ServerError, ServerProcess, Unsupported
-    from .manifest import ServerOptions
+    from iobench.run.lifecycle import ServerError, ServerProcess, Unsupported
+    from iobench.servers.manifest import ServerOptions
 
     opts = ServerOptions(port=args.port, host=args.host, work_ms=args.work_ms, spin_us=args.spin_us,
                          pool=args.pool, backlog=args.backlog,
@@ -109,8 +110,8 @@ def cmd_serve(args) -> int:
 
 
 def cmd_battery(args) -> int:
-    from .battery import run_battery
-    from .lifecycle import ServerProcess, Unsupported
+    from iobench.run.lifecycle import ServerProcess, Unsupported
+    from iobench.servers.battery import run_battery
 
     try:
         server = manifest.get(args.server)
@@ -137,9 +138,9 @@ def cmd_probe(args) -> int:
     import socket
     import time
 
-    from .http import BODY, read_response, request_bytes
-    from .lifecycle import ServerProcess
-    from .manifest import ServerOptions
+    from iobench.run.lifecycle import ServerProcess
+    from iobench.servers.http import BODY, read_response, request_bytes
+    from iobench.servers.manifest import ServerOptions
 
     def one(port: int) -> float:
         with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
@@ -163,13 +164,11 @@ def cmd_probe(args) -> int:
 
 def cmd_show(args) -> int:
     """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
-    from . import dataset
-
     try:
         if args.path:
-            ds = dataset.reader(args.dataset)(args.path)
+            ds = registry.reader(args.dataset)(args.path)
         else:
-            ds = dataset.obtain(args.dataset, profile=None if args.cmd == "obtain" else "replay")
+            ds = registry.obtain(args.dataset, profile=None if args.cmd == "obtain" else "replay")
     except (FileNotFoundError, KeyError) as exc:
         print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ def venv_env() -> dict:
 def require_link(link_class) -> None:
     """Skip the calling test when this machine cannot make the link (not root, no `ip`, no TUN)."""
     import pytest
-    from iobench.netlink import LinkUnavailable
+    from iobench.run.netlink import LinkUnavailable
     try:
         link_class.check_available()
     except LinkUnavailable as exc:
@@ -55,8 +55,8 @@ def reads_like_the_book(smoke, name: str) -> None:
     the way the book's captured `name` does: every column of the replay's summary is in the smoke
     summary, and its caption and description say where it came from. So a harness change that
     breaks what a page reads fails `make test`, which no longer executes the book live."""
-    from iobench import dataset
-    book = dataset.obtain(name, "replay")
+    from iobench import registry
+    book = registry.obtain(name, "replay")
     assert type(smoke) is type(book), f"{name}: read as {type(smoke).__name__}, the book as {type(book).__name__}"
     missing = sorted(set(book.summary().columns) - set(smoke.summary().columns))
     assert not missing, f"the smoke capture's summary lacks what data/{name}'s has: {missing}"

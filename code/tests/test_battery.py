@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from iobench import battery
-from iobench.battery import CASES, CaseFailed, case_malformed_request_line, run_battery
-from iobench.http import BODY
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, get
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers import battery
+from iobench.servers.battery import CASES, CaseFailed, case_malformed_request_line, run_battery
+from iobench.servers.http import BODY
+from iobench.servers.manifest import CODE, get
 from test_lifecycle import contract_server
 
 ALL = {name for name, _ in CASES}
@@ -124,7 +124,7 @@ def test_malformed_request_line_reports_what_arrived(answer, close, passed, deta
 ])
 def test_python_http_server_bad_arguments_are_a_setup_error(args, named):
     """The server contract: exit 1 on a setup error, naming the failing call (argparse alone exits 2)."""
-    p = subprocess.run([sys.executable, str(CODE / "iobench" / "baselines" / "python_http_server.py"), *args],
+    p = subprocess.run([sys.executable, str(CODE / "iobench" / "servers" / "baselines" / "python_http_server.py"), *args],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 1 and p.stdout == ""
     assert f"error: parse arguments: {named}\n" in p.stderr and p.stderr.startswith("usage:")

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from iobench import drivers
-from iobench.sampler import GroupSampler
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import C_BUILD, CODE, ROOT, get
+from iobench.load import drivers
+from iobench.run.lifecycle import ServerProcess
+from iobench.run.sampler import GroupSampler
+from iobench.servers.manifest import C_BUILD, CODE, ROOT, get
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_cpu_of_exited_children_is_counted(built, connections, accounting):
 
 def test_cgroup_counts_cpu_of_a_child_that_already_exited(tmp_path):
     """The kernel's account keeps a child's CPU time after the child is gone and reaped."""
-    from iobench.cgroup import CpuGroup
+    from iobench.run.cgroup import CpuGroup
     group = CpuGroup.create("test")
     if group is None:
         pytest.skip("no writable cgroup file system here (not root?)")
@@ -88,7 +88,7 @@ def test_cgroup_counts_cpu_of_a_child_that_already_exited(tmp_path):
 def test_cgroup_splits_cpu_into_user_and_kernel_time():
     """A loop in user space is charged to user_usec, a loop of system calls mostly to system_usec: the split
     the keep-alive experiment reads (a reply's write and a connection's close are kernel time)."""
-    from iobench.cgroup import CpuGroup
+    from iobench.run.cgroup import CpuGroup
     group = CpuGroup.create("test")
     if group is None:
         pytest.skip("no writable cgroup file system here (not root?)")
@@ -111,7 +111,7 @@ def test_the_cpu_a_server_spends_after_the_window_is_not_charged_to_it():
     """A server still busy once the load stopped (a JVM compiling) is not charged for it: the cgroup is read when
     the window ends. (Read after the group had settled, a busy process was charged up to 3 s more: 7.5 s of
     CPU in a 5 s window, rpc-tail of 2026-11-26.)"""
-    from iobench.cgroup import CpuGroup
+    from iobench.run.cgroup import CpuGroup
     group = CpuGroup.create("test")
     if group is None:
         pytest.skip("no writable cgroup file system here (not root?)")
@@ -132,7 +132,7 @@ def test_the_cpu_a_server_spends_after_the_window_is_not_charged_to_it():
 
 def test_softirq_and_stolen_time_are_read_per_core():
     """/proc/stat's softirq and steal columns, summed over the cores asked for: never more than over every core."""
-    from iobench import sampler
+    from iobench.run import sampler
     every = sampler.core_s(",".join(str(c) for c in range(os.cpu_count())))
     one = sampler.core_s("0")
     for k in ("softirq", "steal"):

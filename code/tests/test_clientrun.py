@@ -9,8 +9,11 @@ import pandas as pd
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import clientload, clientrun, drivers, runner
-from iobench.clientrun import ClientPlan, ClientPoint
+from iobench import registry
+from iobench.kinds.clients import clientrun
+from iobench.kinds.clients.clientrun import ClientPlan, ClientPoint
+from iobench.load import clientload, drivers
+from iobench.run import jvmlog, runner
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -87,8 +90,9 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
               ClientPoint("okhttp", "equal", 10, connections=4, fraction=0.5),
               ClientPoint(clientrun.REFERENCE, "equal", 10, connections=4, fraction=0.5),
               ClientPoint("ahc", "burst", 10, connections=50, mode="burst", requests=300))
-    plan = ClientPlan("tiny-clients", "a test plan", points, points, measured_s=1.0)
-    ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    plan = ClientPlan(dataset="tiny-clients", description="a test plan", points=points, smoke_points=points,
+                      measured_s=1.0)
+    ds = clientrun.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c", progress=lambda m: None))
     df = ds.df.set_index(["client", "mode"])
     assert len(df) == 4 and df.accounted.all() and df.ok_run.all()
     reads_like_the_book(ds, "http-clients")
@@ -116,14 +120,15 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
 
 
 def test_behind_a_delay_link_the_wait_is_the_round_trip_and_the_link_is_taken_down(tmp_path):
-    from iobench import netlink
+    from iobench.run import netlink
     try:
         netlink.DelayLink.check_available()
     except netlink.LinkUnavailable as exc:
         pytest.skip(str(exc))
     points = (ClientPoint("jdk", "link", 0, link_rtt_ms=10, connections=4, fraction=0.5),)   # 200/s
-    plan = ClientPlan("tiny-link", "a test plan", points, points, measured_s=1.0)
-    ds = clientrun.load(runner.run(plan.experiment(), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    plan = ClientPlan(dataset="tiny-link", description="a test plan", points=points, smoke_points=points,
+                      measured_s=1.0)
+    ds = clientrun.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c", progress=lambda m: None))
     row = ds.df.iloc[0]
     assert row.accounted and row.ok_run and row.link_rtt_ms == 10 and row.ceiling_rps == 400
     assert 10 <= row.p50_ms < 100            # the server answers at once: the wait is the link's round trip
@@ -156,10 +161,10 @@ def test_the_collectors_log_gives_its_pauses_and_the_heap_left_after_them():
            "[1.772s] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 103M->69M(2048M) 109.833ms\n"
            "[3.668s] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 299M->300M(2048M) 280.340ms\n"
            "[4.000s] GC(4) Pause Remark 310M->305M(2048M) 1.500ms\n")
-    got = clientload.gc_pauses(log)
+    got = jvmlog.gc_pauses(log)
     assert got["gc_pauses"] == 3 and got["gc_heap_after_mib"] == 305
     assert got["gc_pause_s"] == pytest.approx(0.391673)
-    assert clientload.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
+    assert jvmlog.gc_pauses("[0.004s] Using G1\n") == {"gc_pauses": 0, "gc_pause_s": 0, "gc_heap_after_mib": 0}
 
 
 def test_a_thread_dump_gives_each_thread_its_group_state_cpu_and_where_it_waits():

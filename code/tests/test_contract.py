@@ -15,12 +15,12 @@ import time
 import pytest
 
 from conftest import answered_at, rounds
-from iobench import http
-from iobench.battery import run_battery
-from iobench.http import (BODY, RESPONSE_400, RESPONSE_431, RESPONSE_CLOSE, RESPONSE_KEEP_ALIVE, read_response,
+from iobench.run.lifecycle import ServerError, ServerProcess, Unsupported
+from iobench.servers import http
+from iobench.servers.battery import run_battery
+from iobench.servers.http import (BODY, RESPONSE_400, RESPONSE_431, RESPONSE_CLOSE, RESPONSE_KEEP_ALIVE, read_response,
                           request_bytes)
-from iobench.lifecycle import ServerError, ServerProcess, Unsupported
-from iobench.manifest import C_BUILD, CODE, ServerOptions, contract_argv, contract_flags, get, ids
+from iobench.servers.manifest import C_BUILD, CODE, ServerOptions, contract_argv, contract_flags, get, ids
 
 C_IDS, JAVA_IDS = ids("C"), ids("Java")
 # (server id, build): each C server also in its sanitizer build

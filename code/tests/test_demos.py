@@ -2,14 +2,15 @@
 import subprocess
 import sys
 
-from iobench import drivers, sampler
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, Server
+from iobench.load import drivers
+from iobench.run import sampler
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers.manifest import CODE, Server
 
 
 def no_read_server() -> Server:
     return Server(id="demo-no-read", model="answers without reading the request", lang="Python",
-                  summary="demo", argv=lambda o, w: [sys.executable, str(CODE / "iobench" / "demos" / "no_read_server.py"),
+                  summary="demo", argv=lambda o, w: [sys.executable, str(CODE / "iobench" / "servers" / "demos" / "no_read_server.py"),
                                                      "--port", str(o.port), "--host", o.host])
 
 

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import drivers, echo, echorun, plans
-from iobench.echo import ECHO_SERVERS, read_stats, stats_summary
-from iobench.echorun import server_entry, verify_echo
-from iobench.plans import EchoPoint
-from iobench.lifecycle import ServerError, ServerProcess
-from iobench.manifest import CODE, ServerOptions
+from iobench.kinds.echo import echo, echorun
+from iobench.kinds.echo import echoplans
+from iobench.kinds.echo.echo import ECHO_SERVERS, read_stats, stats_summary
+from iobench.kinds.echo.echoplans import EchoPoint
+from iobench.kinds.echo.echorun import server_entry, verify_echo
+from iobench.load import drivers
+from iobench.run.lifecycle import ServerError, ServerProcess
+from iobench.servers.manifest import CODE, ServerOptions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -85,11 +87,11 @@ def test_wire_limit_counts_segments():
 
 
 def test_sweep_plan_interleaves_the_four_versions():
-    sizes = [p.size for p in plans.SWEEP.points if p.link == "lo"]
-    assert sorted(set(sizes)) == list(plans.SIZES)
-    first = [p.server for p in plans.SWEEP.points[:4]]
+    sizes = [p.size for p in echoplans.SWEEP.points if p.link == "lo"]
+    assert sorted(set(sizes)) == list(echoplans.SIZES)
+    first = [p.server for p in echoplans.SWEEP.points[:4]]
     assert first == list(echo.VERSIONS)  # every size runs all four before the next size
-    assert len({p.stem(1) for p in plans.EXPERIMENTS.points}) == len(plans.EXPERIMENTS.points)
+    assert len({p.stem(1) for p in echoplans.EXPERIMENTS.points}) == len(echoplans.EXPERIMENTS.points)
 
 
 # ---- the servers ----------------------------------------------------------------------------
@@ -149,14 +151,14 @@ def test_forced_split_shows_in_the_statistics(built, tmp_path):
 
 
 def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile(built, tmp_path):
-    from iobench.netlink import LinkUnavailable, VethLink
+    from iobench.run.netlink import LinkUnavailable, VethLink
     try:
         VethLink.check_available()
     except LinkUnavailable as exc:
         pytest.skip(f"no veth link here: {exc}")
     import dataclasses
-    forced = plans._pinned(4096)
-    plan = dataclasses.replace(plans.EXPERIMENTS, points=(
+    forced = echoplans._pinned(4096)
+    plan = dataclasses.replace(echoplans.EXPERIMENTS, points=(
         EchoPoint("mina-2.0.7", 5120, "veth", flags=forced, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "veth", connections=1, flags=forced, capture="tcpdump", experiment="trace"),
         EchoPoint("netty-4.2.20", 5120, "lo", capture="jfr", experiment="alloc")))
@@ -203,13 +205,13 @@ def test_jfr_table_reads_a_real_view():
 
 def test_without_root_the_veth_points_are_skipped_and_said_so(built, tmp_path, monkeypatch):
     import dataclasses
-    from iobench.netlink import LinkUnavailable, VethLink
+    from iobench.run.netlink import LinkUnavailable, VethLink
 
     def unavailable():
         raise LinkUnavailable("network namespaces and veth devices need root (euid is not 0)")
 
     monkeypatch.setattr(VethLink, "check_available", staticmethod(unavailable))
-    plan = dataclasses.replace(plans.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
+    plan = dataclasses.replace(echoplans.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
                                                    EchoPoint("netty-4.2.20", 1024, "veth")), smoke_points=())
     said = []
     path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)

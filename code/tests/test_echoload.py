@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from iobench import drivers
-from iobench.manifest import CODE, ROOT
+from iobench.load import drivers
+from iobench.servers.manifest import CODE, ROOT
 
 ECHOLOAD = CODE / "c" / "build" / "iom-echoload"
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from iobench import drivers, sampler
-from iobench.bench import served_columns
-from iobench.lifecycle import ServerProcess, Unsupported
-from iobench.manifest import C_SERVERS, CODE, JAVA_SERVERS, ROOT, ServerOptions, get
-from iobench.plans import Point
-from iobench.results import flag_outliers
+from iobench.kinds.http.bench import served_columns
+from iobench.kinds.http.plans import Point
+from iobench.load import drivers
+from iobench.run import sampler
+from iobench.run.lifecycle import ServerProcess, Unsupported
+from iobench.run.results import flag_outliers
+from iobench.servers.manifest import C_SERVERS, CODE, JAVA_SERVERS, ROOT, ServerOptions, get
 
 FIXTURES = Path(__file__).parent / "fixtures"
 C_IDS = [sid for sid, *_ in C_SERVERS]

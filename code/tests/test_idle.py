@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, ServerOptions, get
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers.manifest import CODE, ServerOptions, get
 
 BUILD = CODE / "c" / "build"
 SANITIZER_REPORT = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")

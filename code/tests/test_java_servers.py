@@ -8,11 +8,11 @@ import time
 import pytest
 
 from conftest import answered_at, rounds
-from iobench import http
-from iobench.battery import run_battery
-from iobench.http import BODY, request_bytes
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, ServerOptions, get, ids
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers import http
+from iobench.servers.battery import run_battery
+from iobench.servers.http import BODY, request_bytes
+from iobench.servers.manifest import CODE, ServerOptions, get, ids
 
 SEED_IDS = ids("Java", conforms=False)
 SEED_RESPONSE = b"HTTP/1.1 200\nContent-Type: text/html\nContent-Length:12\n\nhello,lehman"

@@ -6,8 +6,10 @@ import shutil
 
 import pytest
 
-from iobench import dataset, lab, metadata, profiles, runner
-from iobench.profiles import DATA
+from iobench import registry
+from iobench.book import lab
+from iobench.run import metadata, profiles, runner
+from iobench.run.profiles import DATA
 
 
 def test_a_closed_loop_against_a_lab_server_counts_requests_connections_and_server_cpu():
@@ -50,7 +52,7 @@ def _capture(tmp_path, monkeypatch, commit, dirty=False, now_dirty=False):
 def test_a_smoke_capture_of_this_commit_is_reused_when_asked(tmp_path, monkeypatch):
     dest = _capture(tmp_path, monkeypatch, HEAD)
     monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("measured again"))
-    assert dataset.obtain("io-uring", "smoke", reuse=True).path == dest
+    assert registry.obtain("io-uring", "smoke", reuse=True).path == dest
 
 
 @pytest.mark.parametrize("commit, dirty, now_dirty, reuse", [
@@ -64,7 +66,7 @@ def test_a_capture_that_may_not_be_this_code_or_an_unasked_reuse_measures_again(
     _capture(tmp_path, monkeypatch, commit, dirty, now_dirty)
     calls = []
     monkeypatch.setattr(runner, "run", lambda *a, **k: calls.append(a) or DATA / "io-uring")
-    dataset.obtain("io-uring", "smoke", reuse=reuse)
+    registry.obtain("io-uring", "smoke", reuse=reuse)
     assert len(calls) == 1
 
 

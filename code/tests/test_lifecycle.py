@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iobench import cgroup, procs
-from iobench.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
+from iobench.run import cgroup, procs
+from iobench.run.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
                                process_group_pids)
-from iobench.manifest import Server, ServerOptions
+from iobench.servers.manifest import Server, ServerOptions
 
 HERE = Path(__file__).resolve().parent
 CODE = HERE.parent
@@ -190,7 +190,7 @@ import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
 from test_lifecycle import contract_server
-from iobench.lifecycle import ServerProcess
+from iobench.run.lifecycle import ServerProcess
 with ServerProcess(contract_server(), cpus=None) as srv:
     print(srv.pid, srv.port, flush=True)
     time.sleep(60)
@@ -222,7 +222,7 @@ def test_interrupted_harness_leaves_no_server(sig):
 
 
 def test_baselines_start_verify_and_stop():
-    from iobench.manifest import get
+    from iobench.servers.manifest import get
 
     for sid in ("nginx", "python-http-server"):
         with ServerProcess(get(sid), ServerOptions(), cpus=None) as srv:

@@ -6,9 +6,11 @@ import subprocess
 import pandas as pd
 import pytest
 
-from iobench import dataset, mine, plans, plots, runner
-from iobench.manifest import CODE
-from iobench.profiles import DATA
+from iobench import registry
+from iobench.book import mine, plots
+from iobench.run import runner
+from iobench.run.profiles import DATA
+from iobench.servers.manifest import CODE
 
 
 def test_ratios_are_to_nginx_at_the_same_point_of_the_same_run():
@@ -39,8 +41,8 @@ def reader_run(tmp_path_factory):
     """A reader's folder holding a smoke run of c-servers (two servers): measured once for the tests below."""
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
     folder = tmp_path_factory.mktemp("mine")
-    plan = dataclasses.replace(plans.get("c-servers").only(("nginx", "c-epoll")), battery=False)
-    runner.run(plan.experiment(), "smoke", dest=folder / "c-servers", progress=lambda m: None)
+    plan = dataclasses.replace(registry.get("c-servers").only(("nginx", "c-epoll")), battery=False)
+    runner.run(registry.experiment(plan), "smoke", dest=folder / "c-servers", progress=lambda m: None)
     return folder
 
 
@@ -50,7 +52,7 @@ def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, reade
     assert yours is not None and yours.shown_under == "mine"
     # every measured run records how fast the machine ran just before and after it
     assert (yours.df["loop_ms_before"] > 0).all() and (yours.df["loop_ms_after"] > 0).all()
-    book = dataset.obtain("c-servers", profile="replay")
+    book = registry.obtain("c-servers", profile="replay")
     table = mine.beside(book, yours, "cpu_us_per_req", connections=40, work_ms=0.0, pipeline=1)
     assert set(table["server"]) == {"nginx", "c-epoll"}
     assert table.set_index("server").loc["nginx", ["book", "yours"]].tolist() == [1.0, 1.0]

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import require_link
 
-from iobench import http, netlink
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, ServerOptions, get
-from iobench.netlink import DELAYLINK, DelayLink
+from iobench.run import netlink
+from iobench.run.lifecycle import ServerProcess
+from iobench.run.netlink import DELAYLINK, DelayLink
+from iobench.servers import http
+from iobench.servers.manifest import CODE, ServerOptions, get
 
 RTT_MS = 40.0
 
@@ -135,11 +136,11 @@ def test_sequential_server_pays_two_round_trips_per_request(link_possible):
 
 def test_tcp_counters_are_read_where_the_server_is(link_possible):
     """Behind a link the server's accept queue lives in its own namespace: an overflow is
-    counted there, so the HTTP rows' TCP counters (bench.TcpProbe) add that namespace's
+    counted there, so the HTTP rows' TCP counters (probes.TcpProbe) add that namespace's
     to this one's. c-sequential with a backlog of 1, busy with a first client that sends
     nothing, and nine more connecting: the queue overflows."""
-    from iobench import sampler
-    from iobench.bench import TcpProbe
+    from iobench.run.probes import TcpProbe
+    from iobench.run import sampler
     with DelayLink(20) as link:
         with ServerProcess(get("c-sequential"), ServerOptions(host=link.server_host, backlog=1),
                            netns=link.netns) as srv:
@@ -262,10 +263,11 @@ def test_a_plan_behind_the_link_records_it_in_the_metadata(link_possible, tmp_pa
     after the last point, and the dataset reads it back by name; nothing is left behind."""
     import json
 
-    from iobench import dataset, plans
-    from iobench.bench import run_plan
-    plan = plans.Plan("tiny-link", "a test plan behind the link", ("c-epoll",),
-                      points=(plans.Point("ab", 2, True, timeout_s=10.0),), battery=False, link_rtt_ms=20.0)
+    from iobench.data import dataset
+    from iobench.kinds.http import plans
+    from iobench.kinds.http.bench import run_plan
+    plan = plans.HttpPlan(dataset="tiny-link", description="a test plan behind the link", servers=("c-epoll",),
+                          points=(plans.Point("ab", 2, True, timeout_s=10.0),), battery=False, link_rtt_ms=20.0)
     before = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
     path = run_plan(plan, "smoke", dest=tmp_path / "tiny-link", progress=lambda m: None)
     link = json.loads((path / "meta.json").read_text())["links"]["delay"]

@@ -18,9 +18,9 @@ import time
 
 import pytest
 
-from iobench import drivers
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, ROOT, ServerOptions, get
+from iobench.load import drivers
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers.manifest import CODE, ROOT, ServerOptions, get
 from test_parsers import parse
 
 OPENLOOP = CODE / "c" / "build" / "iom-openloop"

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import plans, runner
-from iobench.manifest import CODE
-from iobench.openrun import OpenPlan, OpenPoint, load
+from iobench import registry
+from iobench.kinds.openloop.openrun import OpenPlan, OpenPoint, load
+from iobench.run import runner
+from iobench.servers.manifest import CODE
 
 OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
 
@@ -24,8 +25,9 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
     # c-epoll with 20 ms of work at 10 connections: Little's bound is 500 requests per second
     points = (OpenPoint("openloop", "closed", 10, 20.0), OpenPoint("openloop", "open", 10, 20.0, fraction=0.5),
               OpenPoint("openloop", "open", 10, 20.0, fraction=2.0, timeout_s=0.5))
-    plan = OpenPlan("tiny-open", "a test plan", ("c-epoll",), points, points, measured_s=1.0, warmup_s=0.2)
-    path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-open", progress=lambda m: None)
+    plan = OpenPlan(dataset="tiny-open", description="a test plan", servers=("c-epoll",), points=points,
+                    smoke_points=points, measured_s=1.0, warmup_s=0.2)
+    path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "tiny-open", progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     closed, half, double = rows
     capacity = float(closed["achieved_rps"])
@@ -52,14 +54,14 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
 
 
 def test_every_plan_kind_is_found_by_name():
-    assert isinstance(plans.get("open-loop"), OpenPlan)
-    assert {"open-loop", "open-loop-crosscheck", "baselines", "echo-sweep"} <= set(plans.names())
+    assert isinstance(registry.get("open-loop"), OpenPlan)
+    assert {"open-loop", "open-loop-crosscheck", "baselines", "echo-sweep"} <= set(registry.names())
     with pytest.raises(KeyError, match="unknown dataset"):
-        plans.get("no-such-dataset")
+        registry.get("no-such-dataset")
 
 
 def test_what_the_chapter_reads_from_a_summary():
-    from iobench.openrun import highest_on_time, knee, on_time
+    from iobench.kinds.openloop.openrun import highest_on_time, knee, on_time
     s = pd.DataFrame([
         # server, loop, fraction, offered, achieved, dropped, timeouts, p99
         ("a", "closed", 0.0, None, 1000, 0, 0, 10.0),
@@ -81,9 +83,9 @@ def test_vegeta_and_iom_openloop_agree_where_the_server_is_the_limit(built):
     """The cross-check in small: c-epoll with 20 ms of work, 10 connections (capacity 500/s),
     offered 200/s by each tool: both see the work's 20 ms at the median, and every request
     answered; above capacity (800/s) both see requests wait far longer than the work."""
-    from iobench import drivers
-    from iobench.lifecycle import ServerProcess
-    from iobench.manifest import ROOT, ServerOptions, get
+    from iobench.load import drivers
+    from iobench.run.lifecycle import ServerProcess
+    from iobench.servers.manifest import ROOT, ServerOptions, get
     seen = {}
     with ServerProcess(get("c-epoll"), ServerOptions(work_ms=20), cpus=None) as srv:
         for tool in ("openloop", "vegeta"):

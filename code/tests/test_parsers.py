@@ -5,14 +5,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from iobench import drivers, results
+from iobench.load import drivers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def parse(name: str) -> drivers.LoadResult:
     """A captured raw file (results.raw_text's format), read back as the harness reads one."""
-    return results.parse_raw(name.split("_")[0], (FIXTURES / f"{name}.txt").read_text())
+    return drivers.parse_raw(name.split("_")[0], (FIXTURES / f"{name}.txt").read_text())
 
 
 def test_wrk_keepalive():
@@ -182,7 +182,7 @@ def test_the_java_clients_refuse_a_body_or_frames_too(field):
 
 
 def test_ab_connection_times_and_the_share_of_time_in_unanswered_requests():
-    from iobench.drivers import ab_connection_times, unfinished_share
+    from iobench.load.drivers import ab_connection_times, unfinished_share
 
     # data/delay-link: 100 clients, 50 ms away; c-epoll, then python's http.server (backlog 5)
     ok, stuck = ((FIXTURES / f"ab_delay_{n}.txt").read_text() for n in ("ok", "backlog5"))

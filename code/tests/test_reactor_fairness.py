@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import C_BUILD, CODE, contract_argv, get
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers.manifest import C_BUILD, CODE, contract_argv, get
 
 OPENLOOP = C_BUILD / "iom-openloop"
 DURATION_S = 2

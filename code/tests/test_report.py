@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from iobench.report import battery_counts, battery_verdict, listing, number, table, value_in, words
+from iobench.data.report import battery_counts, battery_verdict, listing, number, table, value_in, words
 
 S = pd.DataFrame({"server": ["c-epoll", "c-epoll", "nginx"], "connections": [40, 1000, 40],
                   "rps": [100.0, 90.0, 120.0]})

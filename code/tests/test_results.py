@@ -12,11 +12,15 @@ import time
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import drivers, manifest, plans, profiles
-from iobench.bench import run_plan
-from iobench.dataset import load
-from iobench.lifecycle import ServerError, free_port, port_is_listening
-from iobench.results import COLUMNS, DatasetExists, DatasetWriter, atomic_write
+from iobench import registry
+from iobench.data.dataset import load
+from iobench.kinds.http import plans
+from iobench.kinds.http.bench import run_plan
+from iobench.load import drivers
+from iobench.run import profiles
+from iobench.run.lifecycle import ServerError, free_port, port_is_listening
+from iobench.run.results import COLUMNS, DatasetExists, DatasetWriter, atomic_write
+from iobench.servers import manifest
 from test_lifecycle import CODE, HERE, assert_gone, contract_server, recorded_pgids, recorded_server
 
 
@@ -84,8 +88,8 @@ def test_servers(monkeypatch):
     monkeypatch.setattr(manifest, "SERVERS", servers)
 
 
-PLAN = plans.Plan("tiny", "a test plan", ("test-ok",),
-                  points=(plans.Point("wrk", 2, True), plans.Point("ab", 2, False)), battery=True)
+PLAN = plans.HttpPlan(dataset="tiny", description="a test plan", servers=("test-ok",),
+                      points=(plans.Point("wrk", 2, True), plans.Point("ab", 2, False)), battery=True)
 
 
 def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_servers):
@@ -135,7 +139,8 @@ def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, 
     before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
     port, pgids = free_port(), tmp_path / "pgids"
     manifest.SERVERS["test-wrong-body"] = recorded_server("wrong-body", port, pgids)
-    bad = plans.Plan("tiny", "fails verification", ("test-wrong-body",), points=PLAN.points)
+    bad = plans.HttpPlan(dataset="tiny", description="fails verification", servers=("test-wrong-body",),
+                         points=PLAN.points)
     with pytest.raises(ServerError, match="expected 200"):
         run_plan(bad, "full", dest=dest, overwrite=True, progress=lambda m: None)
     after = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
@@ -154,9 +159,10 @@ CLI_RUN = """
 import sys
 sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
 from pathlib import Path
-from iobench import manifest, plans
 from iobench.__main__ import main
-from iobench.lifecycle import port_is_listening, process_group_pids
+from iobench.kinds.http import plans
+from iobench.run.lifecycle import port_is_listening, process_group_pids
+from iobench.servers import manifest
 from test_lifecycle import recorded_pgids, recorded_server
 from test_results import PLAN
 manifest.SERVERS["test-ok"] = recorded_server("ok", {port}, Path({pgids!r}))
@@ -208,7 +214,7 @@ def test_ctrl_c_during_a_run_stops_the_server_and_keeps_the_data(tmp_path):
 
 
 def test_generator_cores_come_from_the_taskset_list():
-    from iobench.runner import cpu_count
+    from iobench.run.runner import cpu_count
     assert cpu_count("1") == 1
     assert cpu_count("0-1") == 2
     assert cpu_count("1,3-5") == 4
@@ -216,7 +222,7 @@ def test_generator_cores_come_from_the_taskset_list():
 
 
 def test_the_data_status_names_every_dataset_with_its_run_and_its_readers(tmp_path):
-    from iobench import dataset
+    from iobench.data import dataset
 
     def capture(name, columns, rows, dirty=False):
         folder = tmp_path / "data" / name
@@ -232,7 +238,7 @@ def test_the_data_status_names_every_dataset_with_its_run_and_its_readers(tmp_pa
     # a clients dataset: `ok` counts answers there, `ok_run` says whether the run worked
     capture("clients", ["client", "ok", "ok_run", "noisy"], [("jdk", "0", "True", "False")], dirty=True)
     (tmp_path / "book" / "part").mkdir(parents=True)
-    (tmp_path / "book" / "part" / "page.md").write_text('hc = dataset.obtain("clients")\nx = dataset.obtain("web")\n')
+    (tmp_path / "book" / "part" / "page.md").write_text('hc = registry.obtain("clients")\nx = registry.obtain("web")\n')
     got = dataset.status(tmp_path / "data", tmp_path / "book").set_index("dataset")
     assert list(got.index) == ["clients", "web"]
     assert got.loc["web", "rows"] == 3 and got.loc["web", "flagged"] == 2      # a failed run, a noisy outlier
@@ -243,7 +249,7 @@ def test_the_data_status_names_every_dataset_with_its_run_and_its_readers(tmp_pa
 
 
 def test_every_published_dataset_is_a_full_run_from_a_clean_tree_and_read_by_a_chapter():
-    from iobench import dataset
+    from iobench.data import dataset
 
     got = dataset.status().set_index("dataset")
     published = sorted(p.parent.name for p in profiles.DATA.glob("*/meta.json"))
@@ -254,8 +260,8 @@ def test_every_published_dataset_is_a_full_run_from_a_clean_tree_and_read_by_a_c
 
 def test_what_a_run_keeps_of_a_server_s_stderr_names_no_path_of_this_machine():
     # a JVM's warning quoted a jar under the checkout into data/rpc-provider/meta.json (stderr_tail)
-    from iobench import metadata
-    from iobench.manifest import ROOT
+    from iobench.run import metadata
+    from iobench.servers.manifest import ROOT
     line = f"called by X (file:{ROOT}/code/java/rpc/target/lib/a.jar)"
     assert metadata.portable_text(line) == "called by X (file:code/java/rpc/target/lib/a.jar)"
     assert metadata.portable([f"{ROOT}/code/c/build/iom-openloop", "-c", "1"]) == ["code/c/build/iom-openloop", "-c", "1"]
@@ -268,7 +274,7 @@ def test_slow_names_the_runs_measured_while_the_machine_ran_slow():
 
     from pathlib import Path
 
-    from iobench.dataset import Dataset
+    from iobench.data.dataset import Dataset
 
     df = pd.DataFrame({"server": ["a", "a", "b", "b"], "repeat": [1, 2, 1, 2],
                        "loop_ms_before": [20.0, 21.0, 19.5, 41.0], "loop_ms_after": [20.5, 40.0, 20.0, 40.5]})
@@ -282,8 +288,8 @@ def test_slow_names_the_runs_measured_while_the_machine_ran_slow():
 def test_reads_like_the_book_fails_on_a_summary_that_lost_a_column(monkeypatch):
     """The check the smoke captures go through fails where a page's input would break: a column of
     the book's summary gone from the capture's, or the capture read as another kind."""
-    from iobench import dataset, echo
-    smoke = dataset.obtain("baselines", "replay")
+    from iobench.kinds.echo import echo
+    smoke = registry.obtain("baselines", "replay")
     smoke.meta = {**smoke.meta, "profile": {**smoke.meta["profile"], "name": "smoke"}}
     whole = smoke.summary()
     monkeypatch.setattr(smoke, "summary", lambda: whole.drop(columns=["rps"]))  # this one only, not the book's
@@ -291,3 +297,33 @@ def test_reads_like_the_book_fails_on_a_summary_that_lost_a_column(monkeypatch):
         reads_like_the_book(smoke, "baselines")
     with pytest.raises(AssertionError, match="read as"):
         reads_like_the_book(echo.load(profiles.DATA / "echo-sweep"), "baselines")
+
+
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in profiles.DATA.glob("*/meta.json")))
+def test_show_prints_every_captured_dataset_with_its_kind_s_columns(name, capsys):
+    """`iobench show NAME` for every dataset in data/: its origin, then one line per point of the columns its kind
+    shows (an RPC or clients dataset once asked for the open-loop or HTTP kind's columns, and show crashed)."""
+    from iobench.__main__ import main
+    assert main(["show", name]) == 0
+    out = capsys.readouterr().out.splitlines()
+    ds = registry.obtain(name, "replay")
+    assert out[0].startswith(f"Dataset '{name}': replayed from data/")
+    header = next(line for line in out if line.split()[:2] == list(ds.summarised.shown[:2]))
+    assert header.split() == list(ds.summarised.shown)
+    assert len(out) - out.index(header) - 1 == len(ds.summary())
+
+
+def test_a_summary_is_its_kind_s_schema_over_the_repeats_that_count():
+    """The one generic summary: rows that do not count are left out, the rest grouped by the kind's keys, each
+    column its aggregation, a spread as median, min and max, and before/after add columns."""
+    import pandas as pd
+    from iobench.data.dataset import Summary, spread
+    df = pd.DataFrame({"server": ["a", "a", "a", "b"], "size": [1, 1, 1, 2], "tps": [10.0, 30.0, 99.0, 5.0],
+                       "ok": [True, True, False, True], "repeat": [1, 2, 3, 1]})
+    s = Summary(keys=("server", "size"), columns={"repeats": ("repeat", "count"), **spread("tps"),
+                                                  "double": ("twice", "median")},
+                shown=("server", "tps"), before=lambda d: d.assign(twice=2 * d["tps"]),
+                after=lambda a: a.assign(big=a["tps"] > 10))
+    got = s.of(df).set_index("server")
+    assert got.loc["a"].tolist() == [1, 2, 20.0, 10.0, 30.0, 40.0, True]   # the failed repeat (99) is not counted
+    assert got.loc["b"].tolist() == [2, 1, 5.0, 5.0, 5.0, 10.0, False]

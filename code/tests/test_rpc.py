@@ -11,12 +11,17 @@ import subprocess
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import drivers, flames, http, jvmlog, manifest, plans, runner
-from iobench.battery import run_battery
-from iobench.lifecycle import ServerProcess
-from iobench.manifest import CODE, ServerOptions
-from iobench.rpcrun import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan, load
-from iobench.rpcwire import ANSWERS, CALLS, call, protocol
+from iobench import registry
+from iobench.book import flames
+from iobench.kinds.rpc.rpcplans import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan
+from iobench.kinds.rpc.rpcrun import load
+from iobench.load import drivers
+from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
+from iobench.run import jvmlog, runner
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers import http, manifest
+from iobench.servers.battery import run_battery
+from iobench.servers.manifest import CODE, ServerOptions
 
 OUTCOMES = ("ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped")
 
@@ -85,7 +90,7 @@ def test_a_server_s_own_flags_follow_the_contract_s():
 
 
 def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_its_fractions():
-    ex = RPC_PROVIDER.experiment()
+    ex = registry.experiment(RPC_PROVIDER)
     units = ex._units(ex.points("full"))
     for u in units:
         kar = u.note["keep_alive_requests"]
@@ -110,12 +115,12 @@ def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_
                if p.experiment == "writeup")
     assert {u.server.id for u in units if u.points[0].experiment == "warmup"} == set(PROVIDERS)
     assert set(RPC_PROVIDER.smoke_points) <= set(RPC_PROVIDER.points)
-    assert isinstance(plans.get("rpc-provider"), RpcPlan)
+    assert isinstance(registry.get("rpc-provider"), RpcPlan)
 
 
 def test_a_jvm_warms_up_as_its_family_needs_and_never_longer_than_the_profile_allows():
-    from iobench.profiles import PROFILES
-    ex = RPC_PROVIDER.experiment()
+    from iobench.run.profiles import PROFILES
+    ex = registry.experiment(RPC_PROVIDER)
 
     class Run:  # what jvm_warmup reads of a run
         profile = PROFILES["full"]
@@ -151,7 +156,7 @@ def test_every_http_provider_passes_the_battery_on_its_route(built, server_id, t
 
 def test_an_exercise_cell_loads_a_provider_on_its_route(built):
     # lab.closed_loop GETs the path it is given: the provider's route answers, "/" (no call named) does not
-    from iobench import lab
+    from iobench.book import lab
     with lab.server("rpc-netty") as srv:
         on_route = lab.closed_loop(srv.port, connections=4, seconds=2, path=manifest.RPC_ROUTE.path)
         no_call = lab.closed_loop(srv.port, connections=4, seconds=0.5)
@@ -173,7 +178,7 @@ def test_the_write_ups_consumer_calls_the_provider_and_fails_clearly_without_one
 
 def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, tmp_path):
     plan = RPC_PROVIDER.only(("rpc-netty", "rpc-netty-frame-binary"))
-    path = runner.run(plan.experiment(with_battery=False), "smoke", dest=tmp_path / "rpc",
+    path = runner.run(registry.experiment(plan, with_battery=False), "smoke", dest=tmp_path / "rpc",
                       progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     assert {r["experiment"] for r in rows} == {p.experiment for p in RPC_PROVIDER.smoke_points}
@@ -208,7 +213,7 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     asks to close, in the closed loop and in the open loop at each of its two rates; then the provider told to
     close every 100 itself. The generator's own count of the
     connections it opened (kept in the raw output) is the proof: 10, or one per 100 calls."""
-    path = runner.run(RPC_KEEPALIVE.experiment(with_battery=False), "smoke", dest=tmp_path / "ka",
+    path = runner.run(registry.experiment(RPC_KEEPALIVE, with_battery=False), "smoke", dest=tmp_path / "ka",
                       progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     assert [(r["loop"], r["rate"], r["close_every"], r["keep_alive_requests"]) for r in rows] == [

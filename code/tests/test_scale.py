@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 from conftest import reads_like_the_book
 
-from iobench import dataset, limits, manifest, plans, runner
-from iobench import idle as idle_mod
-from iobench.idle import IDLE_BIN, parse_line
-from iobench.manifest import CODE
+from iobench import registry
+from iobench.data import dataset
+from iobench.kinds.http import plans, scaleplans
+from iobench.load import idle as idle_mod
+from iobench.load.idle import IDLE_BIN, parse_line
+from iobench.run import limits, runner
+from iobench.servers import manifest
+from iobench.servers.manifest import CODE
 
 
 def _in_child(code: str, soft: int, hard: int) -> dict:
@@ -26,7 +30,7 @@ def _in_child(code: str, soft: int, hard: int) -> dict:
     return json.loads(out.stdout)
 
 
-RAISE = "import json; from iobench import limits; print(json.dumps(limits.raise_nofile({})))"
+RAISE = "import json; from iobench.run import limits; print(json.dumps(limits.raise_nofile({})))"
 
 
 @pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 4096, reason="needs a hard limit of 4096")
@@ -61,11 +65,11 @@ def test_idle_lines_are_parsed_and_a_missing_one_is_none():
 
 
 def test_the_idle_study_is_ordered_and_never_lets_a_server_drop_an_idle_connection():
-    plan = plans.IDLE_CONNECTIONS
+    plan = scaleplans.IDLE_CONNECTIONS
     assert plan.holds_idle and plan.idle_timeout_s == 0 and not plans.C_SERVERS.holds_idle
     assert [p.idle_conns for p in plan.points] == sorted(p.idle_conns for p in plan.points)
     assert plan.points[0].idle_conns == 0 and plan.points[-1].idle_conns == 100_000
-    assert not set(plans.ONE_AT_A_TIME) & set(plan.servers)
+    assert not set(scaleplans.ONE_AT_A_TIME) & set(plan.servers)
     assert set(plan.smoke_servers) < set(plan.servers)
 
 
@@ -73,10 +77,10 @@ def test_the_idle_study_is_ordered_and_never_lets_a_server_drop_an_idle_connecti
 def idle_run(tmp_path_factory):
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
     assert IDLE_BIN.exists()
-    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-epoll", "c-thread")), dataset="tiny-idle",
+    plan = dataclasses.replace(scaleplans.IDLE_CONNECTIONS.only(("c-epoll", "c-thread")), dataset="tiny-idle",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 1500)))
     said = []
-    path = runner.run(plan.experiment(), "smoke", dest=tmp_path_factory.mktemp("idle") / "tiny-idle",
+    path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path_factory.mktemp("idle") / "tiny-idle",
                       progress=said.append)
     return dataset.load(path, "smoke"), said
 
@@ -117,9 +121,9 @@ def pd_isnan(x) -> bool:
 def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that_point(tmp_path, monkeypatch):
     # A pool of 64 threads, each held by an idle connection that never closes: the 65th
     # connection is never answered, nor are the busy ones; the next level is not run.
-    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-threadpool",)), dataset="tiny-pool",
+    plan = dataclasses.replace(scaleplans.IDLE_CONNECTIONS.only(("c-threadpool",)), dataset="tiny-pool",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 100, 200)))
-    path = runner.run(plan.experiment(), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
+    path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
     df = dataset.load(path, "smoke").df.set_index("idle_conns")
     assert df.loc[0, "ok"] and df.loc[0, "conns_served"] == 40
     assert df.loc[100, "idle_answered"] == 64 and df.loc[100, "rps"] == 0
@@ -129,7 +133,7 @@ def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that
 
 
 def test_the_scale_plan_runs_every_model_in_one_run_up_to_10000_connections():
-    plan = plans.get("scale")
+    plan = registry.get("scale")
     assert set(plan.servers) == {"nginx", *manifest.ids("C"), *manifest.ids("Java")}
     assert max(p.connections for p in plan.points if p.keepalive) == 10_000
     assert {p.connections for p in plan.points if not p.keepalive} == {100, 1000}
@@ -137,23 +141,23 @@ def test_the_scale_plan_runs_every_model_in_one_run_up_to_10000_connections():
 
 
 def test_a_plan_may_measure_for_less_than_its_profile_never_more():
-    from iobench.profiles import PROFILES
-    plan = plans.get("scale")
+    from iobench.run.profiles import PROFILES
+    plan = registry.get("scale")
     assert plan.timing(PROFILES["full"]) == (4.0, 1.0)
     assert plan.timing(PROFILES["smoke"]) == (1.0, 0.5)  # the smoke profile's shorter runs win
     ten_thousand = next(p for p in plan.points if p.connections == 10_000)
     assert plan.timing(PROFILES["full"], ten_thousand) == (10.0, 1.0)  # time for SYNs sent again to be answered
     assert plan.timing(PROFILES["smoke"], ten_thousand) == (1.0, 0.5)
-    assert plans.get("c-servers").timing(PROFILES["full"]) == (10.0, 2.0)  # no override: the profile's
+    assert registry.get("c-servers").timing(PROFILES["full"]) == (10.0, 2.0)  # no override: the profile's
 
 
 def test_a_smoke_run_measures_only_the_smoke_servers_and_a_full_one_every_server():
-    ex = plans.get("scale").experiment()
+    ex = registry.experiment("scale")
     ex.points("smoke")
     assert [s.id for s in ex.servers] == ["nginx", "c-epoll", "c-thread", "java-netty"]
     ex.points("full")
-    assert len(ex.servers) == len(plans.get("scale").servers)
+    assert len(ex.servers) == len(registry.get("scale").servers)
     # a run of chosen servers is those servers, under every profile
-    only = plans.experiment("scale", servers=("c-poll",))
+    only = registry.experiment("scale", servers=("c-poll",))
     only.points("smoke")
     assert [s.id for s in only.servers] == ["c-poll"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from iobench import syllabus
+from iobench.book import syllabus
 
 HEADER = "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\nkernelspec:\n" \
          "  display_name: {k}\n  language: {k}\n  name: {k}\n---\n\n"
@@ -23,7 +23,7 @@ def _book(tmp_path: Path) -> Path:
     (root / "book" / "part" / "second.md").write_text(
         HEADER.format(k="python3") + "# The second\n\n```{admonition} What you will learn\n:class: tip\n- a\n```\n\n"
         "Prerequisites: {doc}`first` and {doc}`the method <../method/measuring>`.\n\n"
-        "```{code-cell} ipython3\nd = dataset.obtain(\"linked\")\ne = dataset.obtain(\"plain\")\n```\n\n"
+        "```{code-cell} ipython3\nd = registry.obtain(\"linked\")\ne = registry.obtain(\"plain\")\n```\n\n"
         + "".join(exercise.replace("xN", f"x{i}") for i in range(4)))
     data = root / "data"
     for name, meta in {"linked": {"links": ["veth"], "servers": ["c-epoll"]},

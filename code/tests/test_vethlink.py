@@ -8,9 +8,9 @@ import time
 import pytest
 from conftest import require_link
 
-from iobench import netlink
-from iobench.netlink import VethLink
-from iobench.sampler import netns_counters, parse_snmp
+from iobench.run import netlink
+from iobench.run.netlink import VethLink
+from iobench.run.sampler import netns_counters, parse_snmp
 
 
 def namespaces() -> set[str]:

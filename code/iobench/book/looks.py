@@ -1,0 +1,93 @@
+"""How the book's figures look and what they say under them, in one place: every server's colour
+and marker (style), the family a server is drawn with when a figure has a panel per family (family),
+and a figure's caption text (describe, caption), which a page glues into the figure's real caption.
+
+Every server keeps one colour and one marker in every figure of the book: a C server is a circle,
+a Java one a square, an echo server a diamond, an HTTP client a triangle, and a Java server takes
+the colour of the C server of the same model (java-thread that of c-thread), so a model looks alike
+in both languages; the baselines are nginx's black star and python's grey plus.
+"""
+from __future__ import annotations
+
+import functools
+
+from iobench.load.clientload import IDS as CLIENTS
+
+# Distinct hues (matplotlib's tab10, then Dark2's and tab20's darker ones), in the order servers claim them.
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+            "#17becf", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#393b79",
+            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a")
+_BASELINES = {"nginx": ("black", "*"), "python-http-server": ("dimgrey", "P")}
+# A Java server drawn in the colour of the C server of the same model (the others get their own).
+_SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java-threadpool": "c-threadpool",
+               "java-nio": "c-epoll", "java-nio-multi": "c-epoll-reuseport", "java-nio2": "c-uring",
+               "java-vthread": "c-coroutine"}
+_MARKERS = {"C": "o", "Java": "s"}
+# The Java HTTP clients (book/clients): triangles, in hues of their own (tab20c's darkest).
+_CLIENT_HUES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
+# The RPC providers (book/java/rpc): hexagons, Tomcat's in reds, WebFlux purple, Netty's in blues and greens.
+_RPC_LOOKS = {"rpc-tomcat": "#b2182b", "rpc-tomcat-vt": "#ef8a62", "rpc-webflux": "#7b3294", "rpc-netty": "#2166ac",
+              "rpc-netty-http-binary": "#67a9cf", "rpc-netty-frame-json": "#1a9850",
+              "rpc-netty-frame-binary": "#91cf60", "rpc-consumer": "#636363"}
+
+
+@functools.cache
+def _styles() -> dict[str, tuple[str, str]]:
+    """Every server's (colour, marker), assigned once in manifest order."""
+    from iobench.servers import manifest
+
+    styles = dict(_BASELINES)
+    hues = iter(_PALETTE)
+    for sid in manifest.ids("C"):
+        styles[sid] = (next(hues), _MARKERS["C"])
+    for sid in manifest.ids("Java") + tuple(s[0] for s in manifest.JAVA_SEED_SERVERS):
+        twin = _SAME_MODEL.get(sid)
+        styles[sid] = (styles[twin][0] if twin else next(hues), _MARKERS["Java"])
+    for sid in manifest.ECHO_SERVERS:
+        styles[sid] = (next(hues), "D")
+    for sid, hue in zip(CLIENTS, _CLIENT_HUES):
+        styles[sid] = (hue, "^")
+    for sid, hue in _RPC_LOOKS.items():
+        styles[sid] = (hue, "h")
+    styles["iom-openloop"] = ("black", "X")   # clientrun.REFERENCE: the C generator the clients are measured beside
+    return styles
+
+
+def style(server: str) -> dict:
+    """The colour and marker `server` has in every figure: plot(..., **style(server))."""
+    color, marker = _styles().get(server, ("grey", "x"))
+    return {"color": color, "marker": marker}
+
+
+# Where a figure has more servers than one axes can show apart, it draws one panel per family,
+# each with nginx as the common reference.
+FAMILIES = ("a process or thread per connection", "event loops", "coroutines, virtual threads, frameworks")
+FACET_ABOVE = 8   # servers in a figure beyond which it is faceted
+
+
+def family(server: str) -> str:
+    """Which panel of a faceted figure a server belongs to, from its model in the manifest."""
+    from iobench.servers import manifest
+
+    entry = manifest.SERVERS.get(server)
+    model = entry.model.lower() if entry else ""
+    if any(w in model for w in ("coroutine", "virtual thread", "netty", "mina")):
+        return FAMILIES[2]
+    if any(w in model for w in ("reactor", "proactor", "event loop", "selector")):
+        return FAMILIES[1]
+    return FAMILIES[0]
+
+
+def describe(fig, text: str):
+    """Give a figure its caption text (a figure drawn by a page, not by this module, too)."""
+    fig.iobench_caption = text
+    return fig
+
+
+def caption(fig) -> str:
+    """A figure's caption text, as the page glues it under the figure: which run it shows and
+    what its markings mean. A figure nobody described has none: an error, not an empty caption."""
+    text = getattr(fig, "iobench_caption", None)
+    if not text:
+        raise ValueError("this figure has no caption text: draw it with iobench.plots, or describe(fig, text)")
+    return text

@@ -1,0 +1,404 @@
+"""The standard plots. Each figure carries its caption text (caption(fig)): the dataset's line
+(machine, date, profile, pinning) and what its markings mean; a page glues it into the figure's
+real caption (the cell's `mystnb.figure` metadata, with {glue:text}), so the machine and date are
+text under the figure, not small print inside the image. Legends sit outside the axes.
+
+Medians are drawn with min-max bars over the repeats. In every plot, a point where
+the load generator saturated its core is drawn hollow, and the legend and the caption
+say that hollow means "generator-bound": there, the number measures wrk or ab as much
+as the server. A point where some connection never got an answer (unserved: wrk
+counts only what completes, so its numbers describe the connections that were served)
+is crossed out, and the legend and caption say so.
+
+Every server keeps one colour and one marker in every figure of the book (looks.style).
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
+from matplotlib.lines import Line2D
+
+from iobench.book.looks import FACET_ABOVE, FAMILIES, caption, describe, family, style  # noqa: F401 (pages use plots.*)
+from iobench.data.dataset import Dataset
+from iobench.kinds.echo import echo
+
+plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
+                     "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
+
+
+def _panels(servers: list[str], height: float = 4.0):
+    """A figure for `servers`: one axes when they are few, else one panel per family present (nginx drawn in
+    each as the reference). Returns the figure and, per axes, the servers it draws."""
+    if len(servers) <= FACET_ABOVE:
+        fig, ax = plt.subplots(figsize=(7, height))
+        return fig, [(ax, servers)]
+    present = [f for f in FAMILIES if any(family(s) == f for s in servers)]
+    fig, axes = plt.subplots(1, len(present), figsize=(4.4 * len(present), height + 1.6), sharey=True, squeeze=False)
+    shown = []
+    for ax, fam in zip(axes[0], present):
+        mine = [s for s in servers if family(s) == fam]
+        if "nginx" in servers and "nginx" not in mine:
+            mine = ["nginx"] + mine
+        ax.set_title(fam, fontsize="medium")
+        shown.append((ax, mine))
+    return fig, shown
+
+
+def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):
+    s = ds.summary()
+    s = s[(s["tool"] == tool) & (s["mode"] == mode) & (s["work_ms"] == work_ms) & (s["pipeline"] == pipeline)]
+    for server, g in s.groupby("server", sort=False):
+        yield server, g.sort_values("connections")
+
+
+class Notes:
+    """Which markings a figure used, so its legend and caption explain exactly those."""
+
+    def __init__(self):
+        self.bound = False
+        self.unserved = False
+
+    def __ior__(self, other: "Notes") -> "Notes":
+        self.bound |= other.bound
+        self.unserved |= other.unserved
+        return self
+
+
+def _hollow(ax, x, y, g, color, marker="o") -> Notes:
+    """Draw the generator-bound points of a series hollow, and cross out the unserved ones,
+    over its filled markers."""
+    notes = Notes()
+    hollow = g["generator_bound"].values
+    if hollow.any():
+        ax.scatter(x[hollow], y[hollow], s=90, marker=marker, facecolors="white", edgecolors=color,
+                   zorder=3, linewidths=1.5)
+        notes.bound = True
+    crossed = g["unserved"].values
+    if crossed.any():
+        ax.scatter(x[crossed], y[crossed], s=160, marker="x", color=color, zorder=4, linewidths=2)
+        notes.unserved = True
+    return notes
+
+
+def _draw(ax, x, y, lo, hi, g, server) -> Notes:
+    look = style(server)
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], capsize=3, label=server, **look)
+    return _hollow(ax, x, y, g, look["color"], look["marker"])
+
+
+def _legend(ax, notes: Notes, below: bool = False):
+    """The legend outside the axes: on the right, or under a panel of a faceted figure."""
+    handles, labels = ax.get_legend_handles_labels()
+    if notes.bound:  # one grey hollow marker says what hollow means, for every series
+        handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
+                              markeredgecolor="grey", markeredgewidth=1.5))
+        labels.append("hollow: generator-bound")
+    if notes.unserved:
+        handles.append(Line2D([], [], marker="x", linestyle="", markersize=11, color="grey", markeredgewidth=2))
+        labels.append("crossed: connections never served")
+    if below:
+        ax.legend(handles, labels, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    else:
+        ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+
+
+def _caption(fig, ds: Dataset, notes: Notes):
+    text = ds.caption() + "."
+    if notes.bound:
+        text += " Hollow markers: the load generator was saturated (generator-bound)."
+    if notes.unserved:
+        text += " Crossed markers: some connections never got an answer; the numbers describe only those that did."
+    describe(fig, text)
+
+
+def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
+    ax.set_title(title)
+    _legend(ax, notes)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
+def _finish_panels(fig, panels, ds: Dataset, title: str, notes: Notes):
+    """_finish for a figure from _panels: one axes as usual, or a legend under each panel and one title."""
+    if len(panels) == 1:
+        return _finish(fig, panels[0][0], ds, title, notes)
+    for ax, _ in panels:
+        _legend(ax, notes, below=True)
+    fig.suptitle(title)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
+def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, column: str, ylabel: str,
+             title: str, log_x: bool = True):
+    """A median with min-max bars per server against connections: one axes, or a panel per family."""
+    series = dict(_series(ds, tool, mode, work_ms, pipeline))
+    fig, panels = _panels(list(series))
+    notes = Notes()
+    for ax, servers in panels:
+        for server in servers:
+            g = series[server]
+            notes |= _draw(ax, g["connections"], g[column], g[column + "_min"], g[column + "_max"], g, server)
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlabel("concurrent connections")
+        ax.set_ylim(bottom=0)
+    panels[0][0].set_ylabel(ylabel)
+    return _finish_panels(fig, panels, ds, title, notes)
+
+
+def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True,
+               pipeline: int = 1):
+    title = (f"Throughput, {tool} {mode}" + (f", {pipeline} pipelined" if pipeline != 1 else "")
+             + (f", {work_ms:g} ms work" if work_ms else ""))
+    return _faceted(ds, tool, mode, work_ms, pipeline, "rps", "requests per second", title, log_x)
+
+
+def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
+    """p50 (solid, the server's marker) and p99 (dashed, with the repeats' range) per server."""
+    series = dict(_series(ds, tool, mode, work_ms))
+    fig, panels = _panels(list(series))
+    notes = Notes()
+    for ax, servers in panels:
+        for server in servers:
+            g = series[server]
+            x, look = g["connections"], style(server)
+            ax.plot(x, g["p50_ms"], label=f"{server} p50", **look)
+            ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
+                        marker="^", linestyle="--", color=look["color"], capsize=3, label=f"{server} p99")
+            notes |= _hollow(ax, x, g["p50_ms"], g, look["color"], look["marker"])
+            _hollow(ax, x, g["p99_ms"], g, look["color"], "^")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent connections")
+    panels[0][0].set_ylabel("latency (ms)")
+    title = f"Latency percentiles, {tool} {mode}"
+    return _finish_panels(fig, panels, ds, title, notes)
+
+
+def cpu_per_request(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
+    return _faceted(ds, tool, mode, work_ms, 1, "cpu_us_per_req", "server CPU per request (µs)",
+                    f"Server CPU time per request, {tool} {mode}")
+
+
+def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
+    """Memory as PSS (each shared page divided among its sharers) where the data has it,
+    else RSS (which charges a page shared by a forked server's processes once per process)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    notes = Notes()
+    s = ds.summary()
+    mem, mem_label = ("pss_mib", "peak PSS (MiB)") if s["pss_mib"].notna().any() else ("rss_mib", "peak RSS (MiB)")
+    for server, g in _series(ds, tool, mode, work_ms):
+        x = g["connections"]
+        look = style(server)
+        ax1.plot(x, g[mem], label=server, **look)
+        ax2.plot(x, g["threads"], label=server, **look)
+        notes |= _hollow(ax1, x, g[mem], g, look["color"], look["marker"])
+        _hollow(ax2, x, g["threads"], g, look["color"], look["marker"])
+    for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
+        ax.set_xscale("log")
+        ax.set_xlabel("concurrent connections")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+    ax1.set_title("Memory")
+    ax2.set_title("Threads")
+    _legend(ax2, notes)
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
+def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
+    """Latency against offered load, one panel per server: the open loop's p50, p99 and p99.9
+    (each counted from the request's intended start) at fractions of the server's capacity,
+    and, dashed, the p99 the closed loop reported at the same connections: what a closed-loop
+    benchmark would have published. Hollow: the generator was saturated; crossed: some
+    connection never got an answer. Log scale: the knee spans orders of magnitude."""
+    s = ds.summary()
+    s = s[(s["tool"] == tool) & (s["work_ms"] == work_ms)]
+    servers = list(dict.fromkeys(s["server"]))
+    fig, axes = plt.subplots(1, len(servers), figsize=(2.6 * len(servers) + 1, 3.6), sharey=True, squeeze=False)
+    notes = Notes()
+    for ax, server in zip(axes[0], servers):
+        g = s[(s["server"] == server) & (s["loop"] == "open")].sort_values("fraction")
+        x = 100 * g["fraction"].values
+        for col, marker, label in (("p50_ms", "o", "p50"), ("p99_ms", "^", "p99"), ("p99_9_ms", "s", "p99.9")):
+            line = ax.plot(x, g[col].values, marker=marker, label=label)
+            notes |= _hollow(ax, x, g[col].values, g, line[0].get_color(), marker)
+        closed = s[(s["server"] == server) & (s["loop"] == "closed")]
+        if len(closed):
+            ax.axhline(closed["p99_ms"].iloc[0], linestyle="--", color="grey", label="closed loop p99")
+        ax.set_yscale("log")
+        ax.set_title(server, fontsize="medium")
+        ax.set_xlabel("offered (% of capacity)")
+    axes[0][0].set_ylabel("latency from intended start (ms)")
+    _legend(axes[0][-1], notes)
+    fig.suptitle(f"Latency against offered load, {work_ms:g} ms of work per request", fontsize="medium")
+    _caption(fig, ds, notes)
+    fig.tight_layout()
+    return fig
+
+
+def idle_memory(ds: Dataset, idle_conns: int):
+    """Memory (PSS) per idle connection, one bar per server (median, min-max over repeats),
+    at `idle_conns` idle connections: what a connection costs a model while it does nothing."""
+    s = ds.summary()
+    s = s[(s["idle_conns"] == idle_conns) & s["pss_per_idle_kib"].notna()].sort_values("pss_per_idle_kib")
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(s) + 1.2))
+    y = range(len(s))
+    mid = s["pss_per_idle_kib"].values
+    err = [mid - s["pss_per_idle_kib_min"].values, s["pss_per_idle_kib_max"].values - mid]
+    ax.barh(list(y), mid, xerr=err, color=[style(sid)["color"] for sid in s["server"]], capsize=2)
+    ax.set_yticks(list(y), [f"{sid} ({lang})" for sid, lang in zip(s["server"], s["lang"])])
+    ax.set_xscale("log")
+    ax.set_xlabel("KiB of server memory (PSS) per idle connection, log scale")
+    ax.set_title(f"Memory per idle connection, {idle_conns:,} held")  # no legend: each bar is named
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
+
+
+def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_req",
+             label: str = "server CPU µs per request"):
+    """A column (CPU per request, p99) of the busy load against the idle connections held."""
+    s = ds.summary()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    notes = Notes()
+    for server in servers:
+        g = s[s["server"] == server].sort_values("idle_conns")
+        if g.empty:
+            continue
+        x = g["idle_conns"].values
+        look = style(server)
+        ax.plot(x, g[column].values, label=server, **look)
+        notes |= _hollow(ax, x, g[column].values, g, look["color"], look["marker"])
+    ax.set_xscale("symlog", linthresh=1000)
+    ax.set_xlabel("idle connections held (symmetric log scale)")
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+    return _finish(fig, ax, ds, f"40 busy connections beside idle ones: {label}", notes)
+
+
+def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx", title: str = ""):
+    """Every server's cost against `baseline`'s in the same run, one column per measure of
+    `table` (indexed by server): the cell divided by the baseline's, or for a measure where
+    more is better (`higher_better`) the baseline's divided by the cell's, so every cell reads
+    "times the baseline's cost": below 1 (green) cheaper, above 1 (red) dearer, on a log
+    scale clipped at 16 times either way. Blank where a server has no value; server names in
+    their colours."""
+    import numpy as np
+
+    base = table.loc[baseline]
+    ratios = table.copy()
+    for col in table.columns:
+        ratios[col] = base[col] / table[col] if col in higher_better else table[col] / base[col]
+    ratios = ratios.astype(float).replace([np.inf, -np.inf], np.nan)
+    logs = np.log2(ratios.clip(lower=1 / 16, upper=16))
+    fig, ax = plt.subplots(figsize=(0.95 * len(table.columns) + 3, 0.3 * len(table) + 2.2))
+    image = ax.imshow(logs.values, cmap="RdYlGn_r", vmin=-4, vmax=4, aspect="auto")
+    for (i, j), r in np.ndenumerate(ratios.values):
+        if r == r:
+            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(table.columns)), table.columns, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(table)), table.index, fontsize=8)
+    for label in ax.get_yticklabels():
+        label.set_color(style(label.get_text())["color"])
+    ax.grid(False)
+    bar = fig.colorbar(image, ax=ax, ticks=range(-4, 5), shrink=0.8)
+    bar.ax.set_yticklabels(["1/16", "1/8", "1/4", "1/2", "1", "2", "4", "8", "16"])
+    bar.set_label(f"times {baseline}'s cost (log scale)")
+    ax.set_title(title or f"Against {baseline}, in the same run")
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
+
+
+def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
+    """The clients with the same pool of `connections` (and the C generator beside them, black),
+    offered fractions of Little's ceiling connections / delay (the grey line): the rate answered
+    against the rate offered (dotted: all of it), then p50, p99 and p99.9 counted from each
+    request's intended start (log scale). Error bars: the repeats' min-max."""
+    s = ds.summary()
+    s = s[(s["experiment"] == "equal") & (s["connections"] == connections) & (s["delay_ms"] == delay_ms)]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    panels = {"achieved_rps": "answered (requests/s)", "p50_ms": "p50 from intended start (ms)",
+              "p99_ms": "p99 from intended start (ms)", "p99_9_ms": "p99.9 from intended start (ms)"}
+    for client, g in s.groupby("client", sort=False):
+        g = g.sort_values("offered_rps")
+        x, look = g["offered_rps"].values, style(client)
+        for ax, col in zip(axes.flat, panels):
+            y = g[col].values
+            ax.errorbar(x, y, yerr=[y - g[col + "_min"].values, g[col + "_max"].values - y], capsize=3,
+                        label=client, **look)
+    top = float(s["offered_rps"].max()) if len(s) else 1.0
+    axes[0, 0].plot([0, top], [0, top], ":", color="grey", label="everything offered")
+    for ax, label in zip(axes.flat, panels.values()):
+        ax.axvline(connections * 1000.0 / delay_ms, color="grey", linewidth=0.8)
+        ax.set_ylabel(label)
+        if ax is not axes[0, 0]:
+            ax.set_yscale("log")
+    for ax in axes[1]:
+        ax.set_xlabel("offered (requests/s)")
+    fig.suptitle(f"{connections} connections, {delay_ms:g} ms per request")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize="small", loc="upper left",
+               bbox_to_anchor=(1.0, 0.95), borderaxespad=0)
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
+
+
+def beside(table, title: str = ""):
+    """The reader's run beside the book's (mine.beside): per server, its ratio to the reference in each run, the
+    book's a hollow marker, the reader's a filled one, on one line; the caption names both machines."""
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(table) + 1.4))
+    for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
+        st = style(row["server"])
+        ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
+        ax.plot(row["book"], y, linestyle="none", mfc="none", **st)
+        ax.plot(row["yours"], y, linestyle="none", **st)
+    ax.set_yticks(range(len(table)), table["server"].iloc[::-1])
+    ax.axvline(1.0, color="black", lw=0.8)
+    a = table.attrs
+    ax.set_xlabel(f"{a.get('column', '')} / {a.get('reference', 'nginx')}'s, in the same run")
+    ax.set_title(title or "The book's run (hollow) and yours (filled)", fontsize=10)
+    describe(fig, f"The book's run: {a.get('book', '?')}. Yours: {a.get('yours', '?')}.")
+    fig.tight_layout()
+    return fig
+
+
+def echo_sweep(ds: echo.EchoDataset, link: str):
+    """Messages/s and MB/s against message size, median with min-max bars, one line per version
+    (in its colour of every figure), one legend outside on the right; the caption text is the dataset's line."""
+    s = ds.summary()
+    s = s[(s["experiment"] == "sweep") & (s["link"] == link)]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for server, g in s.groupby("server", sort=False):
+        g = g.sort_values("size")
+        x = g["size"] / 1024
+        look = style(server)
+        ax1.errorbar(x, g["tps"], yerr=[g["tps"] - g["tps_min"], g["tps_max"] - g["tps"]], capsize=3,
+                     label=server, **look)
+        ax2.plot(x, g["mb_per_s"], label=server, **look)
+    if link == "veth":
+        sizes = sorted(s["size"].unique())
+        ax1.plot([z / 1024 for z in sizes], [echo.wire_limit(z) for z in sizes], "k--", lw=1, label="1 Gbit/s wire limit")
+        ax2.axhline(1e9 / 8 / 1e6 * echo.MSS / (echo.MSS + echo.WIRE_OVERHEAD), color="k", ls="--", lw=1,
+                    label="1 Gbit/s payload limit")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xticks([1, 2, 5, 10, 50, 100], ["1k", "2k", "5k", "10k", "50k", "100k"])
+        ax.set_xlabel("message size (KiB)")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("messages per second (echoes)")
+    ax2.set_ylabel("payload MB/s, one direction")
+    ax2.set_ylim(bottom=0)
+    where = "loopback" if link == "lo" else "1 Gbit/s veth link, MTU 1500"
+    fig.suptitle(f"Echo throughput, 32 connections, {where}")
+    handles, labels = ax1.get_legend_handles_labels()
+    more = [(h, l) for h, l in zip(*ax2.get_legend_handles_labels()) if l not in labels]
+    fig.legend(handles + [h for h, _ in more], labels + [l for _, l in more], fontsize="small",
+               loc="upper left", bbox_to_anchor=(1.0, 0.9), borderaxespad=0)
+    describe(fig, ds.caption() + ".")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,220 @@
+"""A captured dataset: load it, summarise its repeats, and say where it came from.
+
+Dataset is the closed-loop HTTP kind's and every other kind's base; read_folder is where every
+kind's reader starts. Which reader a dataset name needs, and obtaining one (replayed or measured),
+is the registry's (registry.obtain): the result always says which profile produced its numbers.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from iobench.data.report import REQUIRED, value_in
+from iobench.run.profiles import DATA
+
+
+
+def spread(column: str, source: str | None = None) -> dict[str, tuple[str, str]]:
+    """A column's median over repeats, with its min and max beside it: column, column_min, column_max."""
+    source = source or column
+    return {column: (source, "median"), f"{column}_min": (source, "min"), f"{column}_max": (source, "max")}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """How a kind's repeats become one row per point: the runs that count (`ok`), grouped by the point's
+    key columns, each output column an aggregation of a source column (pandas' named aggregation);
+    `before` adds columns to the rows, `after` to the summary; `shown` is what a terminal shows."""
+    keys: tuple[str, ...]
+    columns: Mapping[str, tuple[str, Any]]
+    shown: tuple[str, ...]
+    ok: str = "ok"
+    dropna: bool = True   # False: a key that is empty for some points (NaN) still makes a row
+    before: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    after: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+
+    def of(self, df: pd.DataFrame) -> pd.DataFrame:
+        ok = df[df[self.ok]]
+        if self.before is not None:
+            ok = self.before(ok)
+        agg = ok.groupby(list(self.keys), sort=False, dropna=self.dropna).agg(**self.columns).reset_index()
+        return self.after(agg) if self.after is not None else agg
+
+
+KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
+        "idle_conns"]
+
+# Median and min-max over repeats of each point (failed runs excluded). unserved: in some repeat, a connection
+# never got an answer (conns_served, its fewest over the repeats, says how many did); outliers: repeats more than
+# 20 % from the point's median rps (results.flag_outliers), to be explained.
+HTTP_SUMMARY = Summary(
+    keys=tuple(KEYS),
+    columns={
+        "repeats": ("repeat", "count"), **spread("rps"),
+        "p50_ms": ("p50_ms", "median"), **spread("p99_ms"),
+        **spread("cpu_us_per_req", "server_cpu_us_per_req"),
+        "rss_mib": ("server_rss_kib_max", lambda s: s.max() / 1024),
+        "pss_mib": ("pss_kib", lambda s: s.max() / 1024),
+        "threads": ("server_threads_max", "max"),
+        "errors": ("errors", "sum"), "client_cpu_pct": ("client_cpu_pct", "median"),
+        "generator_bound": ("generator_bound", "any"), "noisy": ("noisy", "any"),
+        "conns_served": ("conns_served", "min"), "conn_min_requests": ("conn_min_requests", "min"),
+        "conn_max_requests": ("conn_max_requests", "max"),
+        "unserved": ("unserved", "any"), "outliers": ("outlier", "sum"),
+        "csw_per_req": ("csw_per_req", "median"),
+        "idle_open": ("idle_open", "min"), **spread("pss_per_idle_kib"),
+    },
+    before=lambda d: d.assign(
+        csw_per_req=(d["server_vcsw"] + d["server_ivcsw"]) / d["requests"].where(d["requests"] > 0)),
+    shown=("server", "tool", "mode", "connections", "work_ms", "pipeline", "repeats", "rps", "rps_min", "rps_max",
+           "p99_ms", "cpu_us_per_req", "conns_served", "errors", "generator_bound", "outliers"),
+)
+
+
+# A run whose machine-speed loop took this many times its usual time was measured on a slower machine (Dataset.slow).
+SLOW_FACTOR = 1.3
+
+
+@dataclass
+class Dataset:
+    name: str
+    path: Path
+    df: pd.DataFrame
+    meta: dict
+    battery: dict
+    shown_under: str  # the profile of the session that loaded it
+
+    summarised: ClassVar[Summary] = HTTP_SUMMARY  # each kind's dataset names its own
+
+    @property
+    def produced_by(self) -> str:
+        return self.meta["profile"]["name"]
+
+    def machine(self) -> str:
+        m = self.meta["machine"]
+        return f"{m['cores']} × {m['cpu_model']}, {m['kernel']}"
+
+    def date(self) -> str:
+        return self.meta["started_at"][:10]
+
+    def caption(self) -> str:
+        """The line every figure of this dataset carries."""
+        pin = self.meta["pinning"]
+        return (f"{self.name}, {self.produced_by} profile, measured {self.date()} on {self.machine()}; "
+                f"server on CPU {pin['server_cpus']}, load generator on CPU {pin['client_cpus']}")
+
+    def origin(self) -> str:
+        """Which run produced the numbers, when, at which commit, on which machine."""
+        g = self.meta.get("git", {})
+        commit = (g.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if g.get("dirty") else "")
+        how = ("replayed from data/" if self.shown_under == "replay"
+               else f"measured just now under the {self.shown_under} profile")
+        return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
+                f"on {self.meta['started_at']} at commit {commit}.\n"
+                f"Machine: {self.machine()}.")
+
+    def describe(self) -> str:
+        return (self.origin() + "\n"
+                f"Tools: {self.meta['versions']['wrk'].split(' Copyright')[0]}; "
+                f"{self.meta['versions']['ab'].removeprefix('This is ')}; {self.meta['versions']['nginx']}.")
+
+    def summary(self) -> pd.DataFrame:
+        """One row per point: its kind's Summary over the repeats (summarised, below)."""
+        return self.summarised.of(self.df)
+
+    def table(self) -> pd.DataFrame:
+        """The summary's columns a terminal shows (iobench show, obtain)."""
+        return self.summary()[list(self.summarised.shown)].round(2)
+
+    def raw(self, raw_file: str) -> str:
+        return (self.path / raw_file).read_text()
+
+    def link(self, name: str) -> dict | None:
+        """How the run's link `name` ("delay", "veth") was set up, from meta.json; None if it had
+        none. (Runs before 2026-11-23 kept their delay link under "link".)"""
+        links = self.meta.get("links") or ({"delay": self.meta["link"]} if self.meta.get("link") else {})
+        return links.get(name)
+
+    def slow(self, factor: float = SLOW_FACTOR) -> pd.DataFrame:
+        """The rows measured while the machine ran slow: the fixed loop timed just before or just after the
+        run (loop_ms_before, loop_ms_after; runner.measure_load) took over `factor` times the machine's usual
+        speed, the loop's 10th percentile over the dataset (not its median: half a run can be slow). Empty for a
+        dataset captured before those columns existed: it cannot say."""
+        if "loop_ms_before" not in self.df.columns:
+            return self.df.iloc[0:0]
+        loop = self.df[["loop_ms_before", "loop_ms_after"]].max(axis=1)
+        return self.df[loop > factor * loop.quantile(0.1)]
+
+    def value(self, column: str = "rps", default=REQUIRED, **where) -> float:
+        """One median from the summary, for quoting in prose (glue), never typed by hand:
+        ds.value("rps", server="nginx", connections=40). A point this run did not measure
+        is a KeyError, or `default` if given (report.value_in)."""
+        return value_in(self.summary(), column, default, **where)
+
+
+def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, pd.DataFrame, dict]:
+    """A captured folder of any kind: its rows (the `bools` columns as booleans; missing ones
+    False) and its meta.json. Every kind's loader starts here."""
+    path = Path(path)
+    if not (path / "results.csv").exists():
+        raise FileNotFoundError(f"no captured dataset at {path}")
+    df = pd.read_csv(path / "results.csv", **read_csv)
+    for col in bools:
+        df[col] = df[col].astype(str).str.lower().eq("true") if col in df.columns else False
+    return path, df, json.loads((path / "meta.json").read_text())
+
+
+def load(path: Path, shown_under: str = "replay") -> Dataset:
+    path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "unserved", "outlier"))
+    for col in ("requested", "backlog", "idle_conns"):  # newer than their datasets: 0 means "not set", none
+        if col not in df.columns:
+            df[col] = 0
+    if "pipeline" not in df.columns:  # older than schema 6: no pipelining
+        df["pipeline"] = 1
+    for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
+                "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib"):
+        if col not in df.columns:  # older than schema 6 (and the idle columns): not measured
+            df[col] = float("nan")
+    return Dataset(path.name, path, df, meta, read_battery(path), shown_under)
+
+
+def read_battery(path: Path) -> dict:
+    """A captured folder's battery.json (the conformance battery's verdicts per server), {} if it ran none."""
+    return json.loads((path / "battery.json").read_text()) if (path / "battery.json").exists() else {}
+
+
+def status(root: Path = DATA, book: Path = DATA.parent / "book") -> pd.DataFrame:
+    """Every captured dataset under `root`, one row each, from its own meta.json and results.csv: when
+    it was measured and for how long, under which profile, from which commit and whether the tree was
+    clean, on which machine, how many rows and how many of them are flagged (failed, noisy or outlier
+    repeats), and which chapters of `book` read it."""
+    readers: dict[str, list[str]] = {}
+    for page in sorted(book.rglob("*.md")):
+        if "_build" not in page.parts:
+            for name in re.findall(r'obtain\("([\w-]+)"', page.read_text()):
+                readers.setdefault(name, []).append(page.relative_to(book).with_suffix("").as_posix())
+    rows = []
+    for meta_file in sorted(root.glob("*/meta.json")):
+        meta, folder = json.loads(meta_file.read_text()), meta_file.parent
+        df = pd.read_csv(folder / "results.csv")
+        start, end = (pd.Timestamp(meta[k]) if meta.get(k) else None for k in ("started_at", "finished_at"))
+        flag = lambda col: (df[col].astype(str).str.lower().eq("true") if col in df  # noqa: E731
+                            else pd.Series(False, index=df.index))
+        ok = flag("ok_run") if "ok_run" in df else flag("ok") if "ok" in df else ~flag("")
+        git, machine = meta.get("git", {}), meta.get("machine", {})
+        rows.append({
+            "dataset": folder.name, "measured": start.strftime("%Y-%m-%d %H:%M UTC") if start else None,
+            "minutes": round((end - start).total_seconds() / 60) if start and end else None,
+            "profile": meta.get("profile", {}).get("name"), "repeats": meta.get("profile", {}).get("repeats"),
+            "rows": len(df), "flagged": int((~ok | flag("noisy") | flag("outlier")).sum()) if len(df) else 0,
+            "commit": (git.get("commit") or "")[:7], "clean_tree": git.get("dirty") is False,
+            "machine": f"{machine.get('cores', '?')} cores, {machine.get('cpu_model', '?')}, {machine.get('kernel', '?')}",
+            "read_by": ", ".join(readers.get(folder.name, [])),
+        })
+    return pd.DataFrame(rows)

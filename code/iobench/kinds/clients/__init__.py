@@ -1,0 +1,1 @@
+"""HTTP clients: five Java clients as the load against one fixed server (clientrun)."""

@@ -1,0 +1,86 @@
+"""What the scale datasets measure: many connections, busy and idle (book/synthesis/many-connections.md).
+
+HTTP plans like those of plans.py (the same HttpPlan and Point; the registry reads both modules).
+"""
+from __future__ import annotations
+
+from iobench.kinds.http.plans import JAVA_IDS, PIPELINED, HttpPlan, Point
+from iobench.servers import manifest
+
+# One connection at a time by design: a single idle connection stops them (book/c/blocking.md): not in the idle study.
+ONE_AT_A_TIME = ("c-sequential", "java-blocking")
+EVERY_MODEL = ("nginx",) + manifest.ids("C") + JAVA_IDS
+
+# N idle keep-alive connections (each answered once, then silent) beside 40 busy ones: what a connection costs a
+# model while it does nothing. One server process per repeat raises them 0 -> 1,000 -> 10,000 -> 100,000 (idle.py),
+# so memory per idle connection is measured against the same process at rest with none. No server drops an idle
+# connection here (--idle-timeout-s 0). Each level leaves its idle connections in TIME_WAIT (the holder closes
+# first): loopback reuses those ports (tcp_tw_reuse=2), and holders use addresses of their own: no drain.
+IDLE_LEVELS = (0, 1_000, 10_000, 100_000)
+IDLE_CONNECTIONS = HttpPlan(
+    dataset="idle-connections",
+    description="every model but the one-at-a-time servers, and nginx: 40 busy keep-alive connections "
+                "measured while 0, 1,000, 10,000 and 100,000 idle keep-alive connections are held open",
+    servers=tuple(s for s in EVERY_MODEL if s not in ONE_AT_A_TIME),
+    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in IDLE_LEVELS),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000)),
+    # smoke: the servers book/synthesis/many-connections.md names (side-by-side shows "n/a" for the others)
+    smoke_servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring", "c-uring-multishot", "c-coroutine", "c-thread",
+                   "c-fork", "java-nio", "java-thread", "java-vthread", "java-netty", "java-mina"),
+    battery=False,
+    idle_timeout_s=0,
+    time_wait_drained=10**9,
+)
+
+# io_uring as its authors advise against the first io_uring server and epoll, in one run: CPU per request.
+IO_URING = HttpPlan(
+    dataset="io-uring",
+    description="c-uring-multishot against c-uring, c-epoll and nginx: hello-world at 40 and 1,000 "
+                "keep-alive connections, and 16 pipelined requests per write at 40",
+    servers=("nginx", "c-epoll", "c-uring", "c-uring-multishot"),
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),
+    smoke_points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),  # the chapter reads all three
+)
+
+# 10,000 busy keep-alive connections against the models a first check saw stop short (c-select, c-fork, java-thread)
+# and others: who serves every connection, and the kernel's evidence where one does not (accept queue overflows,
+# resets, the server's stderr). Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain needed.
+TEN_THOUSAND = HttpPlan(
+    dataset="ten-thousand",
+    description="10,000 busy keep-alive connections (wrk, 5 s timeout) against c-select, c-poll, c-epoll, "
+                "c-uring-multishot, c-fork, c-thread, java-thread, java-vthread, java-netty and nginx",
+    servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring-multishot", "c-fork", "c-thread", "java-thread",
+             "java-vthread", "java-netty"),
+    points=(Point("wrk", 10_000, True),),
+    battery=False,
+    time_wait_drained=10**9,
+)
+
+# Every model side by side, in one run so that each is read against nginx in the same time window
+# (book/synthesis/side-by-side.md): hello-world keep-alive from 1 to 10,000 connections, a new connection per
+# request at 100 and 1,000, 20 ms of work at 40 and 1,000, and the pipelined load that makes the server the
+# bottleneck. 24 servers x 9 points x 3 repeats is 640 wrk runs: at the full profile's 10 s (+2 s warm-up) the run
+# takes over two hours, so each repeat measures 4 s after a 1 s warm-up (still 10^4 to 10^6 requests per run),
+# but 10 s at 10,000 connections: a SYN the full accept queue drops is sent again 1 s and 3 s later, and every
+# connection must have had the time to be answered.
+# Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain.
+_SCALE_POINTS = (tuple(Point("wrk", c, True) for c in (1, 100, 1000)) + (Point("wrk", 10_000, True, measured_s=10.0),)
+                 + tuple(Point("wrk", c, False) for c in (100, 1000))
+                 + tuple(Point("wrk", c, True, work_ms=20.0) for c in (40, 1000))
+                 + (PIPELINED,))
+SCALE = HttpPlan(
+    dataset="scale",
+    description="every C and Java server and nginx in one run: hello-world keep-alive at 1, 100, 1,000 and "
+                "10,000 connections, Connection: close at 100 and 1,000, 20 ms of work at 40 and 1,000, "
+                "and 16 pipelined requests per write at 40",
+    servers=EVERY_MODEL,
+    points=_SCALE_POINTS,
+    smoke_points=_SCALE_POINTS,  # the chapter reads every point
+    smoke_servers=("nginx", "c-epoll", "c-thread", "java-netty"),  # the smoke book build: 4 models
+    battery=False,
+    time_wait_drained=10**9,
+    measured_s=4.0,
+    warmup_s=1.0,
+)
+
+SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND, SCALE)}

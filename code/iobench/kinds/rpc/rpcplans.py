@@ -1,0 +1,133 @@
+"""What the RPC datasets measure (rpcrun.py runs them; the registry finds them here): source write-up 004's
+providers, the points each one is measured at, and which points share a provider process (RpcPoint.setting).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iobench.run.plan import Plan
+from iobench.servers import manifest
+
+# ---- the plan ---------------------------------------------------------------------------------------
+
+PROVIDERS = manifest.ids("Java", role="rpc")  # rpc-tomcat, rpc-tomcat-vt, rpc-webflux, rpc-netty
+GRID = ("rpc-netty", "rpc-netty-http-binary", "rpc-netty-frame-json", "rpc-netty-frame-binary")
+NETTY = ("rpc-netty", *GRID[1:])
+
+
+@dataclass(frozen=True)
+class RpcPoint:
+    experiment: str                # warmup, writeup, keepalive, sweep, open, work, grid
+    loop: str = "closed"
+    connections: int = 64
+    work_ms: float = 0.0
+    fraction: float = 0.0          # open: this share of the same unit's closed-loop rate at these connections
+    rate: float = 0.0
+    keep_alive_requests: int = 0   # the providers' --keep-alive-requests: 0 never close; -1 as each one ships
+    close_every: int = 0           # the generator's: each connection's Nth call asks Connection: close (0: never)
+    pool: int = 0                  # the providers' --pool (0: as each one ships)
+    via: str = ""                  # "rpc-consumer": the load goes to the write-up's consumer in front
+    tool: str = "openloop"         # "wrk" for the write-up's own command
+    threads: int = 1
+    path: str = "/"                # wrk GETs /?id=101; the book's generator POSTs the call to /
+    servers: tuple[str, ...] = PROVIDERS
+    window: int = 0                # warmup: which window since the process started (1, 2, ...); keepalive: turn
+    jvm: str = ""                  # JVM flags beyond the book's JAVA_FLAGS (a heap setting), space-separated
+    timeout_s: float = 5.0
+
+    def setting(self) -> tuple:
+        """What one provider process is started with: points of one setting share a process."""
+        return (self.work_ms, self.keep_alive_requests, self.pool, self.jvm)
+
+    def label(self) -> str:
+        level = "closed" if self.loop == "closed" else f"{self.rate:g}/s" if self.rate else f"{100 * self.fraction:g}%"
+        ka = {-1: "ka=shipped", 0: "ka=never"}.get(self.keep_alive_requests, f"ka={self.keep_alive_requests}")
+        extra = (f" work={self.work_ms:g}ms" if self.work_ms else "") + (f" pool={self.pool}" if self.pool else "")
+        extra += (" via consumer" if self.via else "") + (f" window {self.window}" if self.window else "")
+        extra += f" close every {self.close_every}" if self.close_every else ""
+        extra += f" jvm {self.jvm}" if self.jvm else ""
+        return f"{self.experiment} {self.tool} {level} c={self.connections} {ka}{extra}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RpcPlan(Plan):
+    """Providers x RPC points; points of one setting share a provider process (RpcPoint.setting)."""
+    measured_s: float = 5.0
+    warmup_s: float = 1.0
+    jvm_warmup_s: tuple[tuple[str, float], ...] = (("rpc-netty", 60.0), ("rpc-", 90.0))  # first prefix that fits
+    flame_connections: int = 16    # the profiled window's closed loop, after the unit's measured points
+    flame_s: float = 10.0          # 0: no flame graph
+
+
+def _wrk(server: str, keep_alive_requests: int, via: str = "") -> RpcPoint:
+    """The write-up's command, wrk -t2 -c10 GET /?id=101, at the provider's keep-alive as shipped."""
+    return RpcPoint("writeup", tool="wrk", threads=2, connections=10, path="/?id=101", via=via,
+                    keep_alive_requests=keep_alive_requests, servers=(server,))
+
+
+# Tomcat ships closing a connection every 100 requests, Netty never: the write-up's setup sits in those units.
+WRITEUP = tuple(_wrk(s, ka, via) for s, ka in (("rpc-tomcat", 100), ("rpc-netty", 0))
+                for via in ("rpc-consumer", ""))
+WARMUP = tuple(RpcPoint("warmup", connections=16, window=w) for w in range(1, 10))  # 90 s from the start
+# Closing every 100 calls: asked by the generator (each connection's 100th call says Connection: close), right
+# after the never-closing point in its process; and told to (--keep-alive-requests 100), in a process of its own.
+KEEPALIVE = (RpcPoint("keepalive", connections=10, keep_alive_requests=0),
+             RpcPoint("keepalive", connections=10, keep_alive_requests=0, close_every=100),
+             RpcPoint("keepalive", connections=10, keep_alive_requests=100, servers=("rpc-tomcat", "rpc-netty")))
+SWEEP = tuple(RpcPoint("sweep", connections=c) for c in (1, 4, 16, 64, 256))
+OPEN = tuple(RpcPoint("open", loop="open", connections=64, fraction=f) for f in (0.5, 0.8, 1.0, 1.2))
+WORK = (tuple(RpcPoint("work", connections=c, work_ms=10.0) for c in (16, 256, 1000))
+        + tuple(RpcPoint("work", connections=c, work_ms=10.0, pool=200, servers=("rpc-webflux",)) for c in (256, 1000)))
+GRID_POINTS = (RpcPoint("grid", connections=64, servers=GRID[1:]),)  # rpc-netty at 64: the sweep's point
+
+RPC_PROVIDER = RpcPlan(
+    dataset="rpc-provider",
+    description="source write-up 004: one RPC call (findById, JSON) served by Spring MVC on Tomcat (platform and "
+                "virtual threads), Spring WebFlux and plain Netty: each JVM's warm-up, the write-up's setup through "
+                "its consumer, keep-alive matched, a closed-loop sweep, the open loop, 10 ms of blocking work, "
+                "Netty's 2 x 2 of transport and codec, and a flame graph of each after its measured points",
+    servers=PROVIDERS + GRID[1:],
+    points=WARMUP + WRITEUP + KEEPALIVE + SWEEP + OPEN + WORK + GRID_POINTS,
+    smoke_points=(WARMUP[0], WRITEUP[0], WRITEUP[2], KEEPALIVE[1], KEEPALIVE[2], SWEEP[3], OPEN[1], WORK[0],
+                  GRID_POINTS[0]),
+    smoke_servers=("rpc-tomcat", "rpc-netty", "rpc-netty-frame-binary"),
+)
+# What a new connection every 100 calls costs: in one process, windows that never close and windows that ask to
+# close take turns, so that the host is the same for both; then each provider told to close every 100. The closed
+# loop's turns run as fast as each provider can; the open loop's at the same two fixed rates for both, below either
+# one's capacity, so that the extra CPU per connection can be compared at one rate and across rates.
+KEEPALIVE_TURNS = tuple(RpcPoint("keepalive", connections=10, close_every=every, window=w,
+                                 servers=("rpc-tomcat", "rpc-netty")) for w in (1, 2, 3) for every in (0, 100))
+KEEPALIVE_OPEN_TURNS = tuple(RpcPoint("keepalive", loop="open", connections=10, rate=rate, close_every=every,
+                                      window=w, servers=("rpc-tomcat", "rpc-netty"))
+                             for rate in (2000.0, 5000.0) for w in (1, 2) for every in (0, 100))
+RPC_KEEPALIVE = RpcPlan(
+    dataset="rpc-keepalive",
+    description="source write-up 004's two providers (Spring MVC on Tomcat, plain Netty), on what closing a "
+                "connection every 100 calls costs them: never against every 100th call asking to close, in turns "
+                "in one process (a closed loop, then an open loop at 2,000 and 5,000 calls/s), then each provider "
+                "closing every 100 itself; every run with the core's user, system and softirq time",
+    servers=("rpc-tomcat", "rpc-netty"),
+    points=KEEPALIVE_TURNS + KEEPALIVE_OPEN_TURNS + (KEEPALIVE[2],),
+    # smoke: one turn of each kind the chapter reads (closed, 2,000/s, 5,000/s), so that its page runs under it
+    smoke_points=KEEPALIVE_TURNS[:2] + KEEPALIVE_OPEN_TURNS[:2] + KEEPALIVE_OPEN_TURNS[4:6] + (KEEPALIVE[2],),
+    smoke_servers=("rpc-netty",),
+    flame_s=0.0,
+)
+# Why the providers' p99 at half their capacity reaches milliseconds: the open loop at a quarter and at half of
+# the closed loop's rate, each run beside the JVM's safepoints in its window (every unit logs them) and the core's
+# busy share, so that a tail can be set against the pauses that fell in it and the spare time that drains them.
+TAIL_POINTS = (RpcPoint("tail", connections=64),
+               *(RpcPoint("tail", loop="open", connections=64, fraction=f) for f in (0.25, 0.5)))
+RPC_TAIL = RpcPlan(
+    dataset="rpc-tail",
+    description="source write-up 004's four providers at a quarter and at half of their closed-loop rate on 64 "
+                "connections (the book's open loop), each run with the JVM's safepoints that fell in its window "
+                "and the server core's user, system and softirq time",
+    servers=PROVIDERS,
+    points=TAIL_POINTS,
+    smoke_points=(TAIL_POINTS[0], TAIL_POINTS[2]),
+    smoke_servers=("rpc-netty",),
+    flame_s=0.0,
+)
+RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL)}

@@ -1,0 +1,311 @@
+"""The RPC providers of source write-up 004 (Tomcat against Netty), on the open-loop experiment's lifecycle.
+
+One service (findById) behind four IO stacks (manifest.RPC_SERVERS): Spring MVC on Tomcat with platform or
+virtual threads, Spring WebFlux on Reactor Netty, and plain Netty, all with the same Jackson and the same body.
+Each unit is one provider process with one setting (work per call, keep-alive limit, pool, and whether the
+write-up's consumer sits in front of it); after it verified with a real call in its own protocol, it is warmed up
+for the profile's jvm_warmup_s under its first point's load, then its points are measured as in openrun:
+
+  the write-up's setup    wrk -t2 -c10 GET /?id=101 on the consumer, which calls the provider through OkHttp's
+                          execute() (both on the server's core, wrk on the other), and on the provider directly;
+  keep-alive matched      the book's generator POSTing the JSON call, the providers closing never, or every 100
+                          (told to; or asked by the generator, right after the never-closing point);
+  closed-loop sweep       1 to 256 connections; then the open loop at fractions of the capacity at 64;
+  blocking work           10 ms per call, where threads, virtual threads and event loops part ways;
+  the 2 x 2 on Netty      HTTP or a length-prefixed frame, JSON or binary, beside Tomcat with JSON.
+
+Each provider JVM warms up under load before its first measured point (the profile's server_jvm_warmup_s, in
+windows of jvm_window_s): Spring on one core needs over a minute to reach its steady rate. In each provider's plain
+unit the warm-up windows are themselves measured (experiment "warmup"), and in the last repeat that unit ends with a
+flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
+profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
+Every provider JVM writes its safepoints and collections, stamped with the wall clock, to a log kept beside the
+raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in rpcplans.py;
+the call's bytes on the wire and a call in each provider's own protocol in rpcwire.py.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gzip
+import os
+import time
+from pathlib import Path
+
+from iobench.data.dataset import Summary, read_battery, read_folder, spread
+from iobench.kinds.openloop.openrun import COLUMNS as OPEN_COLUMNS
+from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment
+from iobench.kinds.rpc.rpcplans import RpcPlan, RpcPoint
+from iobench.load import drivers
+from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
+from iobench.run import jvmlog, metadata
+from iobench.run.lifecycle import ServerError, ServerProcess
+from iobench.run.results import raw_text
+from iobench.run.runner import Run, Unit, now, run_load
+from iobench.servers import http, manifest
+from iobench.servers.manifest import ROOT, ServerOptions
+
+# ---- the experiment ---------------------------------------------------------------------------------
+
+EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "window", "jvm", "transport", "codec",
+         "threads", "consumer_cpu_s", "consumer_cpu_us_per_req",
+         "jvm_safepoints", "jvm_gc_pauses", "jvm_safepoint_max_ms", "jvm_safepoint_ms", "jvm_log_file"]
+COLUMNS = OPEN_COLUMNS[:OPEN_COLUMNS.index("repeat")] + EXTRA + OPEN_COLUMNS[OPEN_COLUMNS.index("repeat"):]
+KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "close_every",
+        "pool", "via", "jvm", "window", "fraction", "rate"]
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """utime + stime of one process (the consumer: one JVM)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class RpcExperiment(OpenExperiment):
+    columns = COLUMNS
+    outlier_keys = tuple(KEYS)
+
+    def __init__(self, plan: RpcPlan, with_battery: bool | None = None):
+        super().__init__(plan)
+        self.with_battery = with_battery is not False
+        self.consumer: ServerProcess | None = None
+        self.unit: Unit | None = None
+        self.requests: dict[str, str] = {}
+
+    def meta(self, run: Run) -> dict:
+        m = super().meta(run)
+        m["plan"]["jvm_warmup_s"] = {s.id: self.jvm_warmup(run, s.id) for s in self.active}
+        m["plan"]["jvm_window_s"] = run.profile.jvm_window_s
+        m["calls"] = {codec: body.hex() for codec, body in CALLS.items()}
+        consumer = manifest.get("rpc-consumer")
+        m["servers"]["rpc-consumer"] = {"model": consumer.model, "lang": "Java", "summary": consumer.summary}
+        return m
+
+    def jvm_warmup(self, run: Run, server_id: str) -> float:
+        """How long a provider's JVM warms up before its first measured point (the profile caps it)."""
+        asked = next(s for prefix, s in self.plan.jvm_warmup_s if server_id.startswith(prefix))
+        return min(asked, run.profile.server_jvm_warmup_s)
+
+    def _units(self, points, repeat: int = 0, run: Run | None = None) -> list[Unit]:
+        units = []
+        for setting in dict.fromkeys(p.setting() for p in points):
+            work_ms, kar, pool, jvm = setting
+            for server in self.active:
+                mine = [p for p in points if p.setting() == setting and server.id in p.servers]
+                if not mine:
+                    continue
+                extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
+                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0, "") and run is not None
+                         and repeat == run.profile.repeats)
+                if flame:  # the last repeat's plain unit: a flame graph after its measured points
+                    extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
+                              f"{min(self.plan.flame_s, run.profile.duration_s):g}")
+                via = next((p.via for p in mine if p.via), "")
+                # every safepoint of the process's life, stamped with the wall clock, kept beside the raw output
+                log = f"raw/{server.id}/jvm-{self.setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
+                flags = jvmlog.flags(run.writer.path(log)) if log else ()
+                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
+                                                              jvm=flags + tuple(jvm.split())),
+                                  note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
+                                        "jvm": jvm, "flame": flame, "jvm_log": log}))
+        return units
+
+    def units(self, run: Run, points, repeat: int):
+        for unit in self._units(points, repeat, run):
+            self.unit = unit  # the runner serves each unit as it is yielded: verify() and beside() read it
+            yield unit
+
+    def flame_path(self, run: Run, server_id: str) -> Path:
+        return run.writer.path(f"flame/{server_id}-flame.html")
+
+    def key(self, srv: ServerProcess, point: RpcPoint, repeat: int) -> tuple:
+        return (srv.server.id, point.setting(), point.via, point.connections, repeat)
+
+    @staticmethod
+    def setting_stem(point: RpcPoint, close_every: int = 0) -> str:
+        """A process's setting in a file name: work, keep-alive (and the generator's close_every), pool, JVM flags."""
+        ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
+        every = f"-close{close_every}" if close_every else ""
+        pool = f"-pool{point.pool}" if point.pool else ""
+        jvm = "-jvm" + "".join(f.strip("-").replace(":", "").replace("=", "") for f in point.jvm.split()) \
+            if point.jvm else ""
+        return f"w{point.work_ms:g}-ka{ka}{every}{pool}{jvm}"
+
+    def stem(self, srv: ServerProcess, point: RpcPoint, repeat: int, level: str) -> str:
+        via = "-via-consumer" if point.via else ""
+        window = f"-window{point.window}" if point.window else ""
+        return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-"
+                f"{self.setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
+
+    def target(self, srv: ServerProcess, point: RpcPoint) -> str:
+        return self.consumer.url if point.via and self.consumer is not None else srv.url
+
+    def point_warmup(self, run: Run, point: RpcPoint) -> float:
+        """A warm-up window is measured from its first request: the JVM's warm-up is what it shows."""
+        return 0.0 if point.experiment == "warmup" else self.warmup(run)
+
+    def _request_file(self, run: Run, codec: str) -> str:
+        """The call's bytes, kept with the raw output; given to the generator relative to the repository."""
+        if codec not in self.requests:
+            path = run.writer.raw_path(f"requests/findById-{codec}.bin")
+            path.write_bytes(CALLS[codec])
+            self.requests[codec] = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+        return self.requests[codec]
+
+    def spec(self, run: Run, srv: ServerProcess, point: RpcPoint, rate: float, hist: Path | None):
+        spec = super().spec(run, srv, point, rate, hist)
+        spec = dataclasses.replace(spec, threads=point.threads, path=point.path, close_every=point.close_every)
+        if point.experiment == "warmup":
+            spec = dataclasses.replace(spec, duration_s=run.profile.jvm_window_s)
+        if point.tool != "openloop":
+            return spec
+        transport, codec = protocol(srv.server.id)
+        body = self._request_file(run, codec)
+        return dataclasses.replace(spec, **({"frame_file": body} if transport == "frame" else {"body_file": body}))
+
+    def verify(self, run: Run, srv: ServerProcess, unit: Unit) -> None:
+        """A GET of the route (HTTP providers) and a call in the provider's own protocol; then, unless the unit
+        measures its own warm-up, the JVM's warm-up: its first point's load in windows (output kept)."""
+        srv.verify()
+        transport, codec = protocol(srv.server.id)
+        got = call(srv.opts.host, srv.port, srv.server.id)
+        if got != ANSWERS[codec]:
+            raise ServerError(f"{srv.server.id}: the call answered {got[:80]!r}, expected {ANSWERS[codec]!r}")
+        if unit.points[0].experiment != "warmup":
+            self.warm(run, srv, dataclasses.replace(unit.points[0], loop="closed", via=""),
+                      self.jvm_warmup(run, srv.server.id))
+
+    def warm(self, run: Run, srv: ServerProcess, point: RpcPoint, seconds: float) -> None:
+        """A JVM's warm-up: a point's load (through the consumer, for a point through it) in windows of the
+        profile's jvm_window_s, each one's output kept (the provider's repeat 0)."""
+        window = run.profile.jvm_window_s
+        for w in range(1, max(1, round(seconds / window)) + 1):
+            spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window)
+            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.target(srv, point))
+            started = now()
+            output, code, _, _ = run_load(argv, {}, window + 60)
+            run.writer.write_raw(self.stem(srv, point, 0, f"jvm-warmup{w}") + ".txt",
+                                 raw_text(argv, {}, output, code, started))
+
+    @contextlib.contextmanager
+    def beside(self, run: Run, srv: ServerProcess):
+        """The write-up's consumer, pointed at this provider, on its core, for a unit with a point through it;
+        a flame graph after the measured points, for a unit that asks for one."""
+        via = self.unit.note["via"]
+        with (ServerProcess(manifest.get(via), ServerOptions(host=run.host, extra=("--provider", srv.url)),
+                            cpus=run.server_cpus) if via else contextlib.nullcontext()) as consumer:
+            self.consumer = consumer
+            try:
+                if consumer is not None:  # a cold provider's first calls outlast the consumer's 200 ms: retry
+                    call(srv.opts.host, srv.port, srv.server.id)
+                    for _ in range(10):
+                        got = http.get(consumer.opts.host, consumer.port, "/?id=101")
+                        if got.status == 200:
+                            break
+                    if b'"id":101' not in got.body:
+                        raise ServerError(f"{via}: GET /?id=101 answered {got.status} {got.body[:80]!r}")
+                    self.warm(run, srv, next(p for p in self.unit.points if p.via), self.jvm_warmup(run, via))
+                yield
+                if self.unit.note["flame"]:
+                    self.flame(run, srv)
+            finally:
+                self.consumer = None
+        if consumer is not None:
+            run.stops.append({"server": via, "provider": srv.server.id, "argv": metadata.portable(consumer.argv),
+                              "exit_code": consumer.exit_code})
+            if consumer.exit_code != 0:
+                raise RuntimeError(f"{via} exited {consumer.exit_code} on SIGTERM: {consumer.stderr_tail()}")
+
+    def flame(self, run: Run, srv: ServerProcess) -> None:
+        """Open the provider's profiled window (its --profile file's trigger) under a closed loop; wait for the
+        flame graph and the folded stacks."""
+        out = self.flame_path(run, srv.server.id)
+        folded = out.with_name(f"{srv.server.id}.collapsed")
+        point = RpcPoint("flame", connections=self.plan.flame_connections)
+        window = min(self.plan.flame_s, run.profile.duration_s)
+        # the profiler notices the trigger within 0.5 s and takes a moment to load: the load outlasts its window
+        spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window + 3)
+        argv = run.client_prefix + drivers.get("openloop").argv(spec, srv.url)
+        Path(f"{out}.start").touch()
+        started = now()
+        output, code, _, _ = run_load(argv, {}, window + 60)
+        run.writer.write_raw(f"{srv.server.id}/flame-load.txt", raw_text(argv, {}, output, code, started))
+        deadline = time.monotonic() + 15
+        while not (out.exists() and folded.exists()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        Path(f"{out}.start").unlink()
+        run.progress(f"flame {srv.server.id}: {'written' if out.exists() else 'MISSING'} {out.name}")
+        if not (out.exists() and folded.exists()):
+            raise RuntimeError(f"{srv.server.id}: no flame graph written ({srv.stderr_tail()})")
+        # the folded stacks run to megabytes of repeated frame names (Spring's to 12 MB): kept gzipped, byte for
+        # byte (the profiler wrote them before the graph, so they are whole once the graph exists)
+        folded.with_name(folded.name + ".gz").write_bytes(gzip.compress(folded.read_bytes(), mtime=0))
+        folded.unlink()
+
+    def measure(self, run: Run, srv: ServerProcess, point: RpcPoint, repeat: int) -> dict:
+        consumer = self.consumer if point.via else None
+        before = _proc_cpu_s(consumer.pid) if consumer is not None else None
+        row = super().measure(run, srv, point, repeat)
+        transport, codec = protocol(srv.server.id)
+        consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
+        log = self.unit.note.get("jvm_log", "")
+        u = self.measured.usage
+        row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
+                   close_every=point.close_every, pool=point.pool,
+                   via=point.via, window=point.window, jvm=point.jvm, transport=transport, codec=codec,
+                   threads=point.threads, consumer_cpu_s=consumer_cpu,
+                   consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
+                   **jvmlog.read_window(run.writer.staging / log if log else None, u.started_epoch, u.ended_epoch),
+                   jvm_log_file=log or None)
+        return row
+
+    def finish(self, run: Run) -> None:
+        """The HTTP providers' battery on their route."""
+        if not self.with_battery:
+            return
+        from iobench.servers.battery import run_battery
+        verdicts = {}
+        for server in self.active:
+            if server.conforms:
+                with ServerProcess(server, ServerOptions(host=run.host), cpus=run.server_cpus) as srv:
+                    srv.verify()
+                    verdicts[server.id] = [v.as_dict() for v in run_battery(run.host, srv.port, route=server.route)]
+                passed = sum(v["passed"] for v in verdicts[server.id])
+                run.progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
+        run.writer.write_json("battery.json", verdicts)
+
+
+# ---- reading a captured dataset ------------------------------------------------------------------------
+
+class RpcDataset(OpenDataset):
+    """An RPC dataset: the open-loop table with the providers' settings as keys."""
+
+    summarised = Summary(
+        keys=tuple(KEYS), ok="ok_run", dropna=False,
+        columns={
+            "repeats": ("repeat", "count"), **spread("achieved_rps"),
+            "offered_rps": ("offered_rps", "median"), "p50_ms": ("p50_ms", "median"), "p99_ms": ("p99_ms", "median"),
+            "p99_9_ms": ("p99_9_ms", "median"), "dropped": ("dropped", "median"), "timeouts": ("timeouts", "median"),
+            "cpu_us_per_req": ("server_cpu_us_per_req", "median"),
+            "user_s": ("server_user_s", "median"), "sys_s": ("server_sys_s", "median"),
+            "softirq_s": ("server_softirq_s", "median"),
+            "safepoint_max_ms": ("jvm_safepoint_max_ms", "median"), "safepoint_ms": ("jvm_safepoint_ms", "median"),
+            "consumer_cpu_us_per_req": ("consumer_cpu_us_per_req", "median"),
+            "rss_mib": ("server_rss_kib_max", lambda s: s.median() / 1024), "threads": ("server_threads_max", "max"),
+            "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
+            "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
+        },
+        shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
+               "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
+               "generator_bound"),
+    )
+
+def load(path: Path, shown_under: str = "replay") -> RpcDataset:
+    path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
+    if "close_every" not in df.columns:  # captured before the generator could close every N calls
+        df["close_every"] = 0
+    df["jvm"] = df["jvm"].astype(object).fillna("") if "jvm" in df.columns else ""  # no extra flags (or none then)
+    for col in ("server_user_s", "server_sys_s", "server_softirq_s", "jvm_safepoint_max_ms", "jvm_safepoint_ms"):
+        if col not in df.columns:  # captured before the CPU split and the JVMs' safepoint logs
+            df[col] = float("nan")
+    return RpcDataset(path.name, path, df, meta, read_battery(path), shown_under)

@@ -1,0 +1,116 @@
+"""Every dataset the harness can measure, by name, and the kind that measures and reads it.
+
+The one module that knows every kind (kinds/*): a kind is its plans, the experiment that
+measures one of them on the runner's lifecycle, and the reader of a captured folder. Adding
+a kind is adding its package under kinds/ and one line in KINDS. `obtain` is what a notebook
+cell calls: replay data/<name>, or measure it under the smoke or full profile first.
+"""
+from __future__ import annotations
+
+import json
+from collections import ChainMap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from iobench.data import dataset
+from iobench.kinds.clients import clientrun
+from iobench.kinds.echo import echo, echoplans, echorun
+from iobench.kinds.http import bench, plans, scaleplans
+from iobench.kinds.openloop import openrun
+from iobench.kinds.rpc import rpcplans, rpcrun
+from iobench.run import metadata, runner
+from iobench.run.profiles import DATA, PROFILES, current
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    plan_type: type
+    plans: Mapping[str, object]                # dataset name -> plan
+    experiment: Callable[..., runner.Experiment]  # (plan, with_battery) -> what runner.run measures it with
+    reader: Callable[..., object]                # (folder, shown_under) -> the kind's dataset
+
+
+KINDS = (
+    Kind("http", plans.HttpPlan, ChainMap(plans.PLANS, scaleplans.SCALE_PLANS), bench.HttpExperiment, dataset.load),
+    Kind("openloop", openrun.OpenPlan, openrun.OPEN_PLANS, lambda plan, _: openrun.OpenExperiment(plan), openrun.load),
+    Kind("echo", echoplans.EchoPlan, echoplans.ECHO_PLANS, lambda plan, _: echorun.EchoExperiment(plan), echo.load),
+    Kind("clients", clientrun.ClientPlan, clientrun.CLIENT_PLANS, lambda plan, _: clientrun.ClientExperiment(plan),
+         clientrun.load),
+    Kind("rpc", rpcplans.RpcPlan, rpcplans.RPC_PLANS, rpcrun.RpcExperiment, rpcrun.load),
+)
+
+
+def every() -> dict:
+    """Every plan by dataset, of every kind."""
+    return {name: plan for kind in KINDS for name, plan in kind.plans.items()}
+
+
+def get(name: str):
+    """The plan of dataset `name`, of any kind."""
+    plan = every().get(name)
+    if plan is None:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+    return plan
+
+
+def names() -> list[str]:
+    """Every dataset the harness can measure."""
+    return sorted(every())
+
+
+def kind_of(plan) -> Kind:
+    """The kind a plan belongs to (by its type: a test's own plan of a kind is measured like the kind's)."""
+    for kind in KINDS:
+        if type(plan) is kind.plan_type:
+            return kind
+    raise TypeError(f"{type(plan).__name__} is the plan of no kind; kinds: {', '.join(k.name for k in KINDS)}")
+
+
+def experiment(plan, servers: tuple[str, ...] | None = None, with_battery: bool | None = None):
+    """The experiment that measures `plan` (a plan, or a dataset's name) for runner.run; `servers`: only these."""
+    if isinstance(plan, str):
+        plan = get(plan)
+    if servers:
+        plan = plan.only(servers)
+    return kind_of(plan).experiment(plan, with_battery)
+
+
+def reader(name: str):
+    """The loader of a dataset's kind; a folder without a plan is read as HTTP."""
+    plan = every().get(name)
+    return kind_of(plan).reader if plan is not None else dataset.load
+
+
+def obtain(name: str, profile: str | None = None, reuse: bool = False, **run_kwargs):
+    """What a notebook cell calls: replay data/<name>, or measure it under smoke/full.
+    It comes back as its kind's dataset (an echo dataset as an echo.EchoDataset). reuse: a page that
+    reads another page's dataset takes, under smoke, the capture that page already made of this very
+    commit (a book build runs both) instead of measuring it again."""
+    profile = profile or current()
+    read = reader(name)
+    if profile == "replay":
+        path = DATA / name
+        if not path.exists():
+            raise FileNotFoundError(
+                f"data/{name} holds no captured run yet. Measure it with\n"
+                f"    python -m iobench run {name} --profile full\n"
+                f"or show a brief live run with IOBENCH_PROFILE=smoke.")
+        return read(path, "replay")
+    if reuse and profile == "smoke" and (earlier := _smoke_capture_of_this_commit(name)) is not None:
+        return read(earlier, profile)
+    return read(runner.run(experiment(name), profile, **run_kwargs), profile)
+
+
+def _smoke_capture_of_this_commit(name: str) -> Path | None:
+    """The scratch folder of a smoke run of `name` made from the commit checked out now, if any: both
+    trees clean, so that the commit names the code that measured (an edit since would be measured again)."""
+    path = PROFILES["smoke"].dest(name)
+    try:
+        made_from = json.loads((path / "meta.json").read_text())["git"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    now = metadata.git()
+    same = made_from.get("commit") is not None and made_from.get("commit") == now["commit"]
+    return path if same and made_from.get("dirty") is False and now["dirty"] is False else None

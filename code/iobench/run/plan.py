@@ -1,0 +1,53 @@
+"""The one shape of a plan: what a dataset measures. Every kind's plan extends it with only what differs.
+
+A plan names its dataset, says what it measures, and lists its points (one load each: a point is the
+kind's own frozen dataclass, with a label() for the progress line), the smaller set a smoke run takes,
+and the servers it measures (a kind whose points name their own server, or their client, leaves
+`servers` empty and says which field of a point `only` filters on). A plan may ask for fewer measured
+and warm-up seconds than the profile gives, never more.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    dataset: str
+    description: str
+    points: tuple = ()
+    smoke_points: tuple = ()           # smoke: these (none: smoke_default())
+    servers: tuple[str, ...] = ()      # the servers measured, in order (none: each point names its own)
+    smoke_servers: tuple[str, ...] = ()  # smoke: only these (none: every server)
+    measured_s: float = 0.0            # > 0: measured seconds per point, at most the profile's
+    warmup_s: float = 0.0              # > 0: warm-up seconds per point, at most the profile's
+
+    member: ClassVar[str] = "server"   # the field of a point that `only` keeps, where the plan has no servers
+
+    def smoke_default(self) -> tuple:
+        """The points a smoke run takes when the plan names none: every point."""
+        return self.points
+
+    def points_for(self, profile: str) -> tuple:
+        if profile == "smoke":
+            return self.smoke_points or self.smoke_default()
+        return self.points
+
+    def servers_for(self, profile: str) -> tuple[str, ...]:
+        return self.smoke_servers if profile == "smoke" and self.smoke_servers else self.servers
+
+    def only(self, names) -> "Plan":
+        """The same plan for these servers (or clients) only: a reader's run of one server."""
+        names = tuple(names)
+        if self.servers:
+            return dataclasses.replace(self, servers=names, smoke_servers=())
+        keep = lambda points: tuple(p for p in points if getattr(p, self.member) in names)  # noqa: E731
+        return dataclasses.replace(self, points=keep(self.points), smoke_points=keep(self.smoke_points))
+
+    def timing(self, profile, point=None) -> tuple[float, float]:
+        """(measured, warm-up) seconds of one repeat of `point` under `profile`: the point's own measured
+        seconds if it has any, else the plan's; never more than the profile's."""
+        measured = getattr(point, "measured_s", 0.0) or self.measured_s
+        return profile.timing(measured, self.warmup_s)

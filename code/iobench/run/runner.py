@@ -1,0 +1,400 @@
+"""The runner: one lifecycle for every experiment (after TechEmpower's toolset).
+
+    for each setting (loopback, or a link the experiment sets up and always takes down):
+      for each repeat, for each unit (one server process and the points it serves):
+        wait for TIME_WAIT sockets to drain -> start -> verify ->
+        for each point: warm up (raw output kept, never measured) -> wait for a quiet
+          machine -> measure while sampling /proc and the experiment's probes -> one row
+        -> stop (SIGTERM, then SIGKILL) and check it exited 0
+    then the experiment's finish (the HTTP battery), outliers, metadata and an atomic commit.
+
+An experiment says only what differs (servers, points, load, row, columns): a new study is a
+new experiment, not a new runner. Whether the generator was the bottleneck, its CPU and the CPU
+of everything else are computed here, once (`load_columns`). A run that fails or is interrupted
+leaves the captured dataset untouched (results.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from iobench.run import limits, metadata, sampler
+from iobench.run.lifecycle import ServerProcess, Unsupported
+from iobench.run.profiles import PROFILES, Profile
+from iobench.run.results import OUTLIER_FRACTION, DatasetWriter, raw_text
+from iobench.servers.manifest import ROOT, Server, ServerOptions
+
+GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
+NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
+QUIET_CORES = 0.15           # "quiet" before measuring: fewer cores busy than this
+FLAGS = (("generator_bound", "GENERATOR-BOUND"), ("noisy", "NOISY"))  # a row's flags in its progress line
+TIME_WAIT_DRAINED = 2000     # between servers, wait until fewer TIME_WAIT sockets remain
+                             # (a few thousand of 28,000 ephemeral ports do not matter)
+
+
+# ---- the machine ----------------------------------------------------------------------------
+
+def time_wait_count() -> int:
+    n = 0
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                next(f)
+                n += sum(1 for line in f if line.split()[3] == "06")
+        except OSError:
+            continue
+    return n
+
+
+def wait_time_wait_drained(progress: Callable[[str], None], max_wait_s: float,
+                           below: int = TIME_WAIT_DRAINED) -> float:
+    t0 = time.monotonic()
+    n = time_wait_count()
+    if n >= below:
+        progress(f"waiting up to {max_wait_s:.0f} s for {n} TIME_WAIT sockets to drain")
+        while n >= below and time.monotonic() - t0 < max_wait_s:
+            time.sleep(1)
+            n = time_wait_count()
+    return time.monotonic() - t0
+
+
+def wait_quiet(max_wait_s: float) -> float:
+    """Wait until the machine is quiet; return the busy cores seen last."""
+    deadline = time.monotonic() + max_wait_s
+    busy = sampler.machine_busy_cores(0.5)
+    while busy >= QUIET_CORES and time.monotonic() < deadline:
+        busy = sampler.machine_busy_cores(0.5)
+    return busy
+
+
+def cpu_count(cpus: str | None) -> int:
+    """How many CPUs a taskset list names ("1", "0-1", "1,3"); all of them when unpinned."""
+    if not cpus:
+        return os.cpu_count() or 1
+    n = 0
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+def generator_bound(client_cpu_pct: float, threads: int, client_cpus: str | None) -> bool:
+    """The load generator was the bottleneck: its threads were busy GENERATOR_BOUND_PCT of
+    the time, on as many cores as it had threads and was allowed."""
+    return client_cpu_pct >= GENERATOR_BOUND_PCT * min(threads, cpu_count(client_cpus))
+
+
+# ---- one load generator run -------------------------------------------------------------------
+
+def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, float, float]:
+    """Run a load generator; return (output, exit code, its CPU seconds, wall seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
+        output, code = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        output, code = out + f"\n[iobench] killed after {timeout_s:.0f} s\n", -9
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return output, code, cpu, wall
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """When a run started (UTC) and a few random hex digits: sortable and unique."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class Load:
+    """One point's load: the warm-up's and the measured run's command lines (no warm-up command:
+    the measured one warms up first, in the same process)."""
+    warmup: list[str]
+    measured: list[str]
+    env: dict = field(default_factory=dict)
+    threads: int = 1          # the generator's threads (for the generator-bound rule)
+    timeout_s: float = 120.0  # the measured run is killed after this (the warm-up after its own + 60 s)
+
+
+@dataclass
+class Measured:
+    """What one measured run left: the generator's output and what was sampled meanwhile."""
+    output: str
+    code: int
+    raw_file: str
+    started: str
+    usage: sampler.Usage
+    client_cpu_s: float
+    client_cpu_pct: float
+    generator_bound: bool
+    foreign_cpu_cores: float
+    probes: dict
+    loop_ms: tuple[float, float] = (float("nan"), float("nan"))  # sampler.core_loop_ms just before and after
+
+
+class Probe:
+    """Something sampled around the measured run only (TCP counters, a packet capture):
+    start() just before the generator starts, stop() -> what to keep, just after it ends."""
+
+    def start(self) -> None: ...
+
+    def stop(self): ...
+
+
+def load_columns(m: Measured) -> dict:
+    """The columns every experiment's rows share, computed in one place."""
+    u = m.usage
+    return {"server_cpu_s": u.cpu_s, "server_cpu_pct": 100.0 * u.cpu_s / u.wall_s if u.wall_s else None,
+            **{f"server_{k}": getattr(u, k) for k in ("user_s", "sys_s", "softirq_s", "steal_s")},
+            "client_steal_s": u.client_steal_s,
+            "server_rss_kib_max": u.rss_kib_max, "server_threads_max": u.threads_max,
+            "client_cpu_pct": m.client_cpu_pct, "generator_bound": m.generator_bound,
+            "foreign_cpu_cores": m.foreign_cpu_cores, "noisy": m.foreign_cpu_cores > NOISY_FOREIGN_CORES,
+            "loop_ms_before": m.loop_ms[0], "loop_ms_after": m.loop_ms[1],
+            "raw_file": m.raw_file, "started_at": m.started}
+
+
+# ---- the experiment protocol ---------------------------------------------------------------
+
+@dataclass
+class Unit:
+    """One server process and the points measured against it before it stops."""
+    server: Server
+    points: Sequence
+    opts: ServerOptions = field(default_factory=ServerOptions)
+    note: dict = field(default_factory=dict)  # goes into the stop record in meta.json
+
+
+class Experiment:
+    """What a dataset measures. Subclasses fill in the parts; the runner owns the lifecycle."""
+    dataset: str = ""
+    description: str = ""
+    columns: list[str] | None = None  # None: the HTTP columns (results.COLUMNS)
+    outlier_keys: tuple[str, ...] | None = None   # a point's key columns, to flag repeats apart
+    outlier_value: str = "rps"
+    time_wait_drained: int = TIME_WAIT_DRAINED    # before each server, wait until fewer remain
+    rows_after_stop: bool = False    # rows are completed by after_stop (the server reports on exit)
+    require_clean_exit: bool = False  # a server that does not exit 0 on SIGTERM stops the run
+
+    def points(self, profile: str) -> Sequence:
+        raise NotImplementedError
+
+    def meta(self, run: "Run") -> dict:
+        """Extra metadata: the plan, the servers, thresholds of its own."""
+        return {}
+
+    def settings(self, run: "Run") -> Iterator[tuple[str, object, Sequence]]:
+        """The networks the points run on: (name, link, points), where link is None for loopback
+        or a netlink link, which the runner enters, describes in meta.json and always takes down."""
+        yield "loopback", None, run.points
+
+    def units(self, run: "Run", points: Sequence, repeat: int) -> Iterator[Unit]:
+        raise NotImplementedError
+
+    def count(self, points: Sequence) -> int:
+        """How many measurements one repeat of these points makes (for the progress lines)."""
+        return len(points)
+
+    def verify(self, run: "Run", srv: ServerProcess, unit: Unit) -> None:
+        srv.verify()
+
+    def beside(self, run: "Run", srv: ServerProcess) -> contextlib.AbstractContextManager:
+        """What lives beside a server from its start to its stop (idle connections held open):
+        entered once the server listens, always left before it is stopped."""
+        return contextlib.nullcontext()
+
+    def measure(self, run: "Run", srv: ServerProcess, point, repeat: int) -> dict:
+        raise NotImplementedError
+
+    def describe(self, row: dict) -> str:
+        """One progress line for a measured row."""
+        return ""
+
+    def after_stop(self, run: "Run", unit: Unit, srv: ServerProcess, rows: list[dict]) -> None:
+        """After the server stopped (rows_after_stop): complete the rows from what it left."""
+
+    def finish(self, run: "Run") -> None:
+        """After every repeat (the HTTP battery)."""
+
+
+@dataclass
+class Run:
+    """One run of an experiment, as the experiment's methods see it."""
+    experiment: Experiment
+    profile: Profile
+    writer: DatasetWriter
+    run_id: str
+    points: Sequence
+    server_cpus: str | None
+    client_cpus: str | None
+    progress: Callable[[str], None]
+    link: object = None       # the current setting's link (netlink.DelayLink, VethLink), or None
+    unsupported: dict = field(default_factory=dict)
+    stops: list = field(default_factory=list)
+    commands: list = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return self.link.server_host if self.link is not None else "127.0.0.1"
+
+    @property
+    def netns(self) -> str | None:
+        return self.link.netns if self.link is not None else None
+
+    @property
+    def client_prefix(self) -> list[str]:
+        """How the load generator is started: pinned, and in the link's client namespace if it has one."""
+        base = ["taskset", "-c", self.client_cpus] if self.client_cpus else []
+        in_client = getattr(self.link, "in_client", None)
+        return in_client(base) if in_client else base
+
+    def measure_load(self, srv: ServerProcess, stem: str, load: Load, probes: dict[str, Probe] | None = None,
+                     warmup_s: float | None = None) -> Measured:
+        """Warm up (output kept as stem.warmup.txt), wait for a quiet machine, then run the
+        measured load while sampling the server's process group and the probes. A load with no
+        warm-up command warms up inside the measured process (a JVM keeps what its JIT compiled)."""
+        probes = probes or {}
+        warmup_s = self.profile.warmup_s if warmup_s is None else warmup_s
+        if load.warmup:
+            started = now()
+            output, code, _, _ = run_load(load.warmup, load.env, warmup_s + 60)
+            self.writer.write_raw(stem + ".warmup.txt", raw_text(load.warmup, load.env, output, code, started))
+
+        wait_quiet(self.profile.quiet_wait_s)
+        cpus = ",".join(c for c in (self.server_cpus, self.client_cpus) if c) or None
+        loop_before = sampler.core_loop_ms(cpus)
+        started = now()
+        for p in probes.values():
+            p.start()
+        sampling = sampler.GroupSampler(srv.pid, srv.cpu_group, self.server_cpus, self.client_cpus).start()
+        output, code, client_cpu, wall = run_load(load.measured, load.env, load.timeout_s)
+        usage = sampling.stop()
+        kept = {name: p.stop() for name, p in probes.items()}
+        loop_after = sampler.core_loop_ms(cpus)
+        raw_file = self.writer.write_raw(stem + ".txt", raw_text(load.measured, load.env, output, code, started))
+        self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
+        client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
+        foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
+        return Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
+                        generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
+                        (loop_before, loop_after))
+
+
+# ---- the lifecycle -------------------------------------------------------------------------
+
+def run(experiment: Experiment, profile_name: str, dest: Path | None = None, overwrite: bool = False,
+        server_cpus: str | None = "0", client_cpus: str | None = "1",
+        progress: Callable[[str], None] | None = None) -> Path:
+    """Measure an experiment under the smoke or full profile; return the dataset's folder."""
+    profile = PROFILES[profile_name]
+    progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    dest = Path(dest) if dest else profile.dest(experiment.dataset)
+    run_id = new_run_id()
+    nofile = limits.raise_nofile()  # before anything starts: servers and generators inherit it
+    writer = DatasetWriter(dest, run_id, overwrite=overwrite or profile_name == "smoke",  # smoke: scratch
+                           **({"columns": experiment.columns} if experiment.columns else {}))
+    r = Run(experiment, profile, writer, run_id, experiment.points(profile_name), server_cpus, client_cpus,
+            progress)
+    r.meta = metadata.collect(
+        dataset=experiment.dataset, description=experiment.description, run_id=run_id, profile=asdict(profile),
+        started_at=now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
+        thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
+                    "quiet_cores": QUIET_CORES, "time_wait_drained": experiment.time_wait_drained},
+        limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]})
+    r.meta.update(experiment.meta(r))
+    try:
+        total = profile.repeats * experiment.count(r.points)
+        done = 0
+        for name, link, points in experiment.settings(r):
+            with link if link is not None else contextlib.nullcontext():
+                r.link = link
+                if link is not None:  # as set up, and as it still was after the last point
+                    r.meta.setdefault("links", {})[name] = link.settings()
+                for repeat in range(1, profile.repeats + 1):
+                    for unit in experiment.units(r, points, repeat):
+                        if unit.server.id in r.unsupported:
+                            done += len(unit.points)
+                            continue
+                        done = _serve(r, unit, repeat, done, total)
+                if link is not None:
+                    r.meta["links"][name]["after"] = link.settings()
+                r.link = None
+        experiment.finish(r)
+        if experiment.outlier_keys:
+            for row in writer.flag_outliers(experiment.outlier_keys, experiment.outlier_value):
+                progress(f"outlier: {' '.join(f'{k}={row[k]}' for k in experiment.outlier_keys)} repeat "
+                         f"{row['repeat']}: {row[experiment.outlier_value]:,.0f}, more than "
+                         f"{100 * OUTLIER_FRACTION:.0f}% from its point's median ({row['raw_file']})")
+        r.meta.update(finished_at=now(), unsupported=r.unsupported, stops=r.stops, load_commands=r.commands)
+        writer.write_json("meta.json", r.meta)
+        return writer.commit()
+    except BaseException as exc:
+        failed = writer.abandon(f"{exc.__class__.__name__}: {exc}")
+        progress(f"run abandoned ({exc.__class__.__name__}); partial output kept in {failed}; {dest} untouched")
+        raise
+
+
+def progress_line(ex: Experiment, label: str, row: dict) -> str:
+    """The line a reader watches for a row: words (n/a) where a value does not exist, never None or NaN."""
+    failure = row.get("failure") if isinstance(row.get("failure"), str) else ""
+    yes = lambda v: v is not None and v == v and bool(v)  # noqa: E731 (None and a CSV's NaN are no)
+    return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
+            + "".join(f"  {flag}" for k, flag in FLAGS if yes(row.get(k))))
+
+
+def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
+    """One server process: start, verify, measure its points, stop; returns the count done."""
+    ex = r.experiment
+    waited = wait_time_wait_drained(r.progress, r.profile.time_wait_max_s, ex.time_wait_drained)
+    opts = ServerOptions(**{**asdict(unit.opts), "host": r.host})
+    rows: list[tuple[str, dict]] = []
+
+    def report(label: str, row: dict) -> None:
+        r.writer.add_row(row)
+        r.progress(progress_line(ex, label, row))
+    try:
+        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv, ex.beside(r, srv):
+            ex.verify(r, srv, unit)
+            for point in unit.points:
+                done += 1
+                label = f"[{done}/{total}] {unit.server.id:20s} {point.label():28s} rep {repeat}"
+                row = ex.measure(r, srv, point, repeat)
+                if ex.rows_after_stop:
+                    rows.append((label, row))
+                else:
+                    report(label, row)
+    except Unsupported as exc:
+        r.unsupported[unit.server.id] = str(exc)
+        r.progress(f"skip: {exc}")
+        return done
+    r.stops.append({"server": unit.server.id, "repeat": repeat, **unit.note, "argv": metadata.portable(srv.argv),
+                    "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
+                    "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
+                    **({"stderr_tail": metadata.portable_text(tail)} if (tail := srv.stderr_tail(800)) else {})})
+    if srv.exit_code != 0:
+        if ex.require_clean_exit:
+            raise RuntimeError(f"{unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "
+                               f"{srv.stderr_tail()}")
+        r.progress(f"warning: {unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
+    if rows:
+        ex.after_stop(r, unit, srv, [row for _, row in rows])
+        for label, row in rows:
+            report(label, row)
+    return done
