@@ -181,6 +181,17 @@ class Unit:
     note: dict = field(default_factory=dict)  # goes into the stop record in meta.json
 
 
+@dataclass
+class Serving:
+    """The server a hook concerns, as the runner serves it: its unit, the repeat, the running process, and what
+    the experiment's beside() holds beside it (None where it holds nothing). The runner hands it to every hook
+    that concerns one server, so that no hook reads state another left on the experiment."""
+    unit: Unit
+    repeat: int
+    srv: ServerProcess
+    held: object = None
+
+
 class Experiment:
     """What a dataset measures. Subclasses fill in the parts; the runner owns the lifecycle."""
     dataset: str = ""
@@ -211,22 +222,22 @@ class Experiment:
         """How many measurements one repeat of these points makes (for the progress lines)."""
         return len(points)
 
-    def verify(self, run: "Run", srv: ServerProcess, unit: Unit) -> None:
-        srv.verify()
+    def verify(self, run: "Run", at: Serving) -> None:
+        at.srv.verify()
 
-    def beside(self, run: "Run", srv: ServerProcess) -> contextlib.AbstractContextManager:
-        """What lives beside a server from its start to its stop (idle connections held open):
-        entered once the server listens, always left before it is stopped."""
+    def beside(self, run: "Run", at: Serving) -> contextlib.AbstractContextManager:
+        """What lives beside a server from its start to its stop (idle connections held open, a consumer):
+        entered once the server listens, always left before it is stopped; what it yields is at.held."""
         return contextlib.nullcontext()
 
-    def measure(self, run: "Run", srv: ServerProcess, point, repeat: int) -> dict:
+    def measure(self, run: "Run", at: Serving, point) -> dict:
         raise NotImplementedError
 
     def describe(self, row: dict) -> str:
         """One progress line for a measured row."""
         return ""
 
-    def after_stop(self, run: "Run", unit: Unit, srv: ServerProcess, rows: list[dict]) -> None:
+    def after_stop(self, run: "Run", at: Serving, rows: list[dict]) -> None:
         """After the server stopped (rows_after_stop): complete the rows from what it left."""
 
     def finish(self, run: "Run") -> None:
@@ -370,16 +381,20 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
         r.writer.add_row(row)
         r.progress(progress_line(ex, label, row))
     try:
-        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv, ex.beside(r, srv):
-            ex.verify(r, srv, unit)
-            for point in unit.points:
-                done += 1
-                label = f"[{done}/{total}] {unit.server.id:20s} {point.label():28s} rep {repeat}"
-                row = ex.measure(r, srv, point, repeat)
-                if ex.rows_after_stop:
-                    rows.append((label, row))
-                else:
-                    report(label, row)
+        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
+            at = Serving(unit, repeat, srv)
+            with ex.beside(r, at) as held:
+                at.held = held
+                ex.verify(r, at)
+                for point in unit.points:
+                    done += 1
+                    label = f"[{done}/{total}] {unit.server.id:20s} {point.label():28s} rep {repeat}"
+                    row = ex.measure(r, at, point)
+                    if ex.rows_after_stop:
+                        rows.append((label, row))
+                    else:
+                        report(label, row)
+            at.held = None
     except Unsupported as exc:
         r.unsupported[unit.server.id] = str(exc)
         r.progress(f"skip: {exc}")
@@ -394,7 +409,7 @@ def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
                                f"{srv.stderr_tail()}")
         r.progress(f"warning: {unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
     if rows:
-        ex.after_stop(r, unit, srv, [row for _, row in rows])
+        ex.after_stop(r, at, [row for _, row in rows])
         for label, row in rows:
             report(label, row)
     return done

@@ -42,10 +42,9 @@ from iobench.load import drivers
 from iobench.load.clientload import BESIDE_HLOG, IDS, beside_hlog, thread_dump
 from iobench.run import runner
 from iobench.run.jvmlog import gc_pauses
-from iobench.run.lifecycle import ServerProcess
 from iobench.run.plan import Plan
 from iobench.run.probes import TcpProbe, tcp_columns
-from iobench.run.runner import Experiment, Load, Run, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
@@ -236,7 +235,8 @@ class ClientExperiment(Experiment):
     def units(self, run: Run, points, repeat: int):
         yield from self._units(points)
 
-    def measure(self, run: Run, srv: ServerProcess, point: ClientPoint, repeat: int) -> dict:
+    def measure(self, run: Run, at: Serving, point: ClientPoint) -> dict:
+        srv, repeat = at.srv, at.repeat
         measured_s, warmup_s = self.timing(run)
         level = {"open": f"r{point.offered_rps:.0f}", "burst": f"n{point.requests}", "park": f"p{point.park_us}"}
         link = f"-l{point.link_rtt_ms:g}" if point.link_rtt_ms else ""

@@ -32,12 +32,12 @@ from iobench.kinds.echo.echo import read_stats, stats_summary
 from iobench.kinds.echo.echoplans import EchoPlan, EchoPoint
 from iobench.load import drivers
 from iobench.run import metadata, procs, runner
-from iobench.run.lifecycle import ServerProcess
 from iobench.run.netlink import LinkUnavailable, VethLink
 from iobench.run.results import DatasetWriter, raw_text
-from iobench.run.runner import Experiment, Load, Run, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.run.sampler import netns_counters
-from iobench.servers.manifest import ECHO_SERVERS, JAVA, JAVA_FLAGS, EchoServer, Server, ServerOptions, Verify, java_home
+from iobench.servers.manifest import (ECHO_SERVERS, JAVA, JAVA_FLAGS, EchoServer, Server, ServerOptions, Verify,
+                                      java_home)
 
 # ---- the servers --------------------------------------------------------------------------
 
@@ -145,10 +145,11 @@ class EchoExperiment(Experiment):
                                   jfr)
             yield Unit(server, [point], note={"stem": stem})
 
-    def verify(self, run: Run, srv: ServerProcess, unit: Unit) -> None:
-        verify_echo(run.client_prefix, run.host, srv.port, unit.points[0].size)
+    def verify(self, run: Run, at: Serving) -> None:
+        verify_echo(run.client_prefix, run.host, at.srv.port, at.unit.points[0].size)
 
-    def measure(self, run: Run, srv: ServerProcess, point: EchoPoint, repeat: int) -> dict:
+    def measure(self, run: Run, at: Serving, point: EchoPoint) -> dict:
+        srv, repeat = at.srv, at.repeat
         driver = drivers.get("echo")
         stem = point.stem(repeat)
         spec = dict(connections=point.connections, size=point.size, nodelay=point.nodelay, split=point.split,
@@ -197,9 +198,9 @@ class EchoExperiment(Experiment):
             "profile": run.profile.name, "run_id": run.run_id,
         }
 
-    def after_stop(self, run: Run, unit: Unit, srv: ServerProcess, rows: list[dict]) -> None:
+    def after_stop(self, run: Run, at: Serving, rows: list[dict]) -> None:
         """The server wrote its read statistics on SIGTERM (and the JVM its recording)."""
-        point, row = unit.points[0], rows[0]
+        point, row = at.unit.points[0], rows[0]
         stem = point.stem(row["repeat"])
         stats_path = run.writer.raw_path(stem + ".reads.csv")
         if point.capture == "jfr":

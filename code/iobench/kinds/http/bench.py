@@ -20,7 +20,7 @@ from iobench.run import limits, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.probes import TcpProbe, tcp_columns
 from iobench.run.results import POINT_KEYS, raw_text
-from iobench.run.runner import Experiment, Load, Run, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import battery as battery_mod
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
@@ -97,8 +97,6 @@ class HttpExperiment(Experiment):
         self.time_wait_drained = plan.time_wait_drained
         self.with_battery = plan.battery if with_battery is None else with_battery
         self.servers = [manifest.get(s) for s in plan.servers]
-        self.idle: idle.IdleConnections | None = None  # beside the current server, in an idle study
-        self.repeat = 0
 
     def points(self, profile: str):
         self.servers = [manifest.get(s) for s in self.plan.servers_for(profile)]
@@ -121,7 +119,8 @@ class HttpExperiment(Experiment):
             return
         from iobench.run.netlink import DelayLink
 
-        yield "delay", DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1"), run.points
+        link = DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1")
+        yield "delay", link, run.points
 
     @staticmethod
     def applies(server, p: Point) -> bool:
@@ -133,7 +132,6 @@ class HttpExperiment(Experiment):
         return sum(self.applies(s, p) for s in self.servers for p in points)
 
     def units(self, run: Run, points, repeat: int):
-        self.repeat = repeat
         for server in self.servers:
             # One server process per group of points that need the same server options.
             groups: dict[tuple, list[Point]] = {}
@@ -146,7 +144,7 @@ class HttpExperiment(Experiment):
                 yield Unit(server, group, opts, note={"work_ms": work_ms, "backlog": backlog})
 
     @contextlib.contextmanager
-    def beside(self, run: Run, srv: ServerProcess):
+    def beside(self, run: Run, at: Serving):
         """In an idle study, the idle connections held beside this server (raised by its points)."""
         if not self.plan.holds_idle:
             yield None
@@ -154,19 +152,15 @@ class HttpExperiment(Experiment):
 
         def keep(i: int, h: idle.Holder) -> None:
             code = h.proc.returncode
-            run.writer.write_raw(f"{srv.server.id}/idle-r{self.repeat}-{i}.txt",
+            run.writer.write_raw(f"{at.srv.server.id}/idle-r{at.repeat}-{i}.txt",
                                  raw_text(h.argv, {}, "".join(h.output), code, h.started))
         # a brief profile waits briefly for answers that a full pool will never give
         wait_s = max(5.0, 3 * run.profile.duration_s)
-        with idle.IdleConnections(run.host, srv.port, run.client_prefix, keep, wait_s) as held:
-            self.idle = held
-            try:
-                yield held
-            finally:
-                self.idle = None
+        with idle.IdleConnections(run.host, at.srv.port, run.client_prefix, keep, wait_s) as held:
+            yield held
 
-    def measure(self, run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
-        held = self.idle
+    def measure(self, run: Run, at: Serving, point: Point) -> dict:
+        held, srv, repeat = at.held, at.srv, at.repeat
         if held is not None and held.stopped_at is not None:
             return {"server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang,
                     "tool": point.tool, "mode": point.mode, "connections": point.connections,
@@ -175,7 +169,7 @@ class HttpExperiment(Experiment):
                     "failure": f"not measured: the server stopped answering at {held.stopped_at:,} idle "
                                f"connections ({held.why_stopped})", "profile": run.profile.name,
                     "run_id": run.run_id, "outlier": False}
-        return measure(run, srv, point, repeat)
+        return measure(run, at, point)
 
     def describe(self, row: dict) -> str:
         served = (f"served {number(row['conns_served'])}/{row['connections']}  "
@@ -228,7 +222,10 @@ class _ConnProbe(runner.Probe):
         return self.sampler.stop(), self.sampler.samples
 
 
-def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
+def measure(run: Run, at: Serving, point: Point) -> dict:
+    """One point against the server `at` serves: its warm-up, then its measured run with the samplers and probes
+    around it, into one row; in an idle study the idle connections held beside it are raised to the point's first."""
+    srv, repeat, held = at.srv, at.repeat, at.held
     driver = drivers.get(point.tool)
     server = srv.server
     n = f"-n{point.requests}" if point.requests else ""
@@ -236,7 +233,6 @@ def measure(run: Run, srv: ServerProcess, point: Point, repeat: int) -> dict:
         + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
     b += f"-i{point.idle_conns}" if run.experiment.plan.holds_idle else ""
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
-    held = run.experiment.idle
     if held is not None:
         held.hold(point.idle_conns)
     measured_s, warmup_s = run.experiment.plan.timing(run.profile, point)

@@ -28,7 +28,7 @@ from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.plan import Plan
 from iobench.run.probes import TcpProbe, tcp_columns
-from iobench.run.runner import Experiment, Load, Run, Unit
+from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
@@ -157,9 +157,9 @@ class OpenExperiment(Experiment):
         """The raw files' name, under raw/."""
         return f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
 
-    def target(self, srv: ServerProcess, point) -> str:
+    def target(self, at: Serving, point) -> str:
         """The URL a point's load goes to."""
-        return srv.url
+        return at.srv.url
 
     def point_warmup(self, run: Run, point) -> float:
         """A point's warm-up seconds, before it is measured (0: none)."""
@@ -171,8 +171,12 @@ class OpenExperiment(Experiment):
                                 duration_s=self.duration(run), timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
 
-    def measure(self, run: Run, srv: ServerProcess, point: OpenPoint, repeat: int) -> dict:
-        """One point's run; what it sampled stays in self.measured for a subclass's own columns."""
+    def measure(self, run: Run, at: Serving, point: OpenPoint) -> dict:
+        return self.measure_open(run, at, point)[0]
+
+    def measure_open(self, run: Run, at: Serving, point: OpenPoint) -> tuple[dict, Measured]:
+        """One point's run: its row, and what was sampled meanwhile (for a kind built on this one, its own columns)."""
+        srv, repeat = at.srv, at.repeat
         key = self.key(srv, point, repeat)
         rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
         level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
@@ -182,11 +186,11 @@ class OpenExperiment(Experiment):
         driver = drivers.get(point.tool)
         warmup_s = self.point_warmup(run, point)
         warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": warmup_s, "hist": ""})
-        url = self.target(srv, point)
+        url = self.target(at, point)
         load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
-        m = self.measured = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)}, warmup_s=warmup_s)
+        m = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)}, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would
@@ -197,7 +201,7 @@ class OpenExperiment(Experiment):
             self.capacity[key] = achieved
         u = m.usage
         lc = runner.load_columns(m)
-        return {
+        row = {
             "server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang, "tool": point.tool,
             "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
             "fraction": point.fraction, "rate": point.rate, "repeat": repeat,
@@ -224,6 +228,7 @@ class OpenExperiment(Experiment):
             "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
             "profile": run.profile.name, "run_id": run.run_id,
         }
+        return row, m
 
     def describe(self, row: dict) -> str:
         offered = (f"offered {number(row['offered_rps'])}/s " if number(row["offered_rps"]) not in ("n/a", "0")

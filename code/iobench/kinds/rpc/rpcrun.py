@@ -41,7 +41,7 @@ from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.results import raw_text
-from iobench.run.runner import Run, Unit, now, run_load
+from iobench.run.runner import Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ROOT, ServerOptions
 
@@ -68,8 +68,6 @@ class RpcExperiment(OpenExperiment):
     def __init__(self, plan: RpcPlan, with_battery: bool | None = None):
         super().__init__(plan)
         self.with_battery = with_battery is not False
-        self.consumer: ServerProcess | None = None
-        self.unit: Unit | None = None
         self.requests: dict[str, str] = {}
 
     def meta(self, run: Run) -> dict:
@@ -111,9 +109,7 @@ class RpcExperiment(OpenExperiment):
         return units
 
     def units(self, run: Run, points, repeat: int):
-        for unit in self._units(points, repeat, run):
-            self.unit = unit  # the runner serves each unit as it is yielded: verify() and beside() read it
-            yield unit
+        yield from self._units(points, repeat, run)
 
     def flame_path(self, run: Run, server_id: str) -> Path:
         return run.writer.path(f"flame/{server_id}-flame.html")
@@ -137,8 +133,9 @@ class RpcExperiment(OpenExperiment):
         return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-"
                 f"{self.setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
 
-    def target(self, srv: ServerProcess, point: RpcPoint) -> str:
-        return self.consumer.url if point.via and self.consumer is not None else srv.url
+    def target(self, at: Serving, point: RpcPoint) -> str:
+        """A point through the consumer loads the consumer (held beside the provider); the others, the provider."""
+        return at.held.url if point.via and at.held is not None else at.srv.url
 
     def point_warmup(self, run: Run, point: RpcPoint) -> float:
         """A warm-up window is measured from its first request: the JVM's warm-up is what it shows."""
@@ -163,53 +160,51 @@ class RpcExperiment(OpenExperiment):
         body = self._request_file(run, codec)
         return dataclasses.replace(spec, **({"frame_file": body} if transport == "frame" else {"body_file": body}))
 
-    def verify(self, run: Run, srv: ServerProcess, unit: Unit) -> None:
+    def verify(self, run: Run, at: Serving) -> None:
         """A GET of the route (HTTP providers) and a call in the provider's own protocol; then, unless the unit
         measures its own warm-up, the JVM's warm-up: its first point's load in windows (output kept)."""
+        srv, unit = at.srv, at.unit
         srv.verify()
         transport, codec = protocol(srv.server.id)
         got = call(srv.opts.host, srv.port, srv.server.id)
         if got != ANSWERS[codec]:
             raise ServerError(f"{srv.server.id}: the call answered {got[:80]!r}, expected {ANSWERS[codec]!r}")
         if unit.points[0].experiment != "warmup":
-            self.warm(run, srv, dataclasses.replace(unit.points[0], loop="closed", via=""),
+            self.warm(run, at, dataclasses.replace(unit.points[0], loop="closed", via=""),
                       self.jvm_warmup(run, srv.server.id))
 
-    def warm(self, run: Run, srv: ServerProcess, point: RpcPoint, seconds: float) -> None:
+    def warm(self, run: Run, at: Serving, point: RpcPoint, seconds: float) -> None:
         """A JVM's warm-up: a point's load (through the consumer, for a point through it) in windows of the
         profile's jvm_window_s, each one's output kept (the provider's repeat 0)."""
         window = run.profile.jvm_window_s
         for w in range(1, max(1, round(seconds / window)) + 1):
-            spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window)
-            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.target(srv, point))
+            spec = dataclasses.replace(self.spec(run, at.srv, point, 0.0, None), duration_s=window)
+            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.target(at, point))
             started = now()
             output, code, _, _ = run_load(argv, {}, window + 60)
-            run.writer.write_raw(self.stem(srv, point, 0, f"jvm-warmup{w}") + ".txt",
+            run.writer.write_raw(self.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
                                  raw_text(argv, {}, output, code, started))
 
     @contextlib.contextmanager
-    def beside(self, run: Run, srv: ServerProcess):
-        """The write-up's consumer, pointed at this provider, on its core, for a unit with a point through it;
-        a flame graph after the measured points, for a unit that asks for one."""
-        via = self.unit.note["via"]
+    def beside(self, run: Run, at: Serving):
+        """The write-up's consumer, pointed at this provider, on its core, for a unit with a point through it
+        (what it yields: at.held); a flame graph after the measured points, for a unit that asks for one."""
+        srv, via = at.srv, at.unit.note["via"]
         with (ServerProcess(manifest.get(via), ServerOptions(host=run.host, extra=("--provider", srv.url)),
                             cpus=run.server_cpus) if via else contextlib.nullcontext()) as consumer:
-            self.consumer = consumer
-            try:
-                if consumer is not None:  # a cold provider's first calls outlast the consumer's 200 ms: retry
-                    call(srv.opts.host, srv.port, srv.server.id)
-                    for _ in range(10):
-                        got = http.get(consumer.opts.host, consumer.port, "/?id=101")
-                        if got.status == 200:
-                            break
-                    if b'"id":101' not in got.body:
-                        raise ServerError(f"{via}: GET /?id=101 answered {got.status} {got.body[:80]!r}")
-                    self.warm(run, srv, next(p for p in self.unit.points if p.via), self.jvm_warmup(run, via))
-                yield
-                if self.unit.note["flame"]:
-                    self.flame(run, srv)
-            finally:
-                self.consumer = None
+            if consumer is not None:  # a cold provider's first calls outlast the consumer's 200 ms: retry
+                call(srv.opts.host, srv.port, srv.server.id)
+                for _ in range(10):
+                    got = http.get(consumer.opts.host, consumer.port, "/?id=101")
+                    if got.status == 200:
+                        break
+                if b'"id":101' not in got.body:
+                    raise ServerError(f"{via}: GET /?id=101 answered {got.status} {got.body[:80]!r}")
+                self.warm(run, dataclasses.replace(at, held=consumer), next(p for p in at.unit.points if p.via),
+                          self.jvm_warmup(run, via))
+            yield consumer
+            if at.unit.note["flame"]:
+                self.flame(run, srv)
         if consumer is not None:
             run.stops.append({"server": via, "provider": srv.server.id, "argv": metadata.portable(consumer.argv),
                               "exit_code": consumer.exit_code})
@@ -242,14 +237,14 @@ class RpcExperiment(OpenExperiment):
         folded.with_name(folded.name + ".gz").write_bytes(gzip.compress(folded.read_bytes(), mtime=0))
         folded.unlink()
 
-    def measure(self, run: Run, srv: ServerProcess, point: RpcPoint, repeat: int) -> dict:
-        consumer = self.consumer if point.via else None
+    def measure(self, run: Run, at: Serving, point: RpcPoint) -> dict:
+        consumer = at.held if point.via else None
         before = _proc_cpu_s(consumer.pid) if consumer is not None else None
-        row = super().measure(run, srv, point, repeat)
-        transport, codec = protocol(srv.server.id)
+        row, measured = self.measure_open(run, at, point)
+        transport, codec = protocol(at.srv.server.id)
         consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
-        log = self.unit.note.get("jvm_log", "")
-        u = self.measured.usage
+        log = at.unit.note.get("jvm_log", "")
+        u = measured.usage
         row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
                    close_every=point.close_every, pool=point.pool,
                    via=point.via, window=point.window, jvm=point.jvm, transport=transport, codec=codec,
