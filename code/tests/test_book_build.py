@@ -145,3 +145,29 @@ def test_second_build_executes_nothing_until_an_input_changes(tmp_path):
     assert executed_pages(build(book, out=book, IOBENCH_MINE=str(mine))) == 0
     (mine / "c-servers" / "results.csv").write_text("a\n2\n")
     assert executed_pages(build(book, out=book, IOBENCH_MINE=str(mine))) == 1
+
+
+def _claim_cell(doctor: str) -> str:
+    """The open-loop page's own check of its exercise's premise, run on the captured cross-check as the page reads
+    it, after `doctor` changed those numbers."""
+    page = (ROOT / "book" / "method" / "open-loop.md").read_text()
+    check = page[page.index("# the exercise's premise"):]
+    check = check[:check.index("```")]
+    return (f"import sys\nsys.path.insert(0, {str(ROOT / 'code')!r})\n"
+            "from iobench import registry\nfrom iobench.book.claims import claim\nfrom myst_nb import glue\n"
+            'X = registry.obtain("open-loop-crosscheck", "replay").summary()\n'
+            f"{doctor}\n{check}")
+
+
+def test_a_page_whose_data_contradict_its_claim_fails_the_build(tmp_path):
+    """The premise of open-loop's exercise 4 (the generator costs more per request at low rates) holds on the data
+    and the page builds; with the highest rate's CPU per request made ten times the lowest's, the same cell stops
+    the build, naming the sentence it can no longer say."""
+    holds = build(make_book(tmp_path / "holds", "python3", "python", _claim_cell("")))
+    assert holds.returncode == 0, holds.stdout[-3000:] + holds.stderr[-3000:]
+    doctored = _claim_cell('top = X.rate == X[(X.loop == "open") & (X.tool == "openloop")].rate.max()\n'
+                           'X.loc[top, "client_cpu_us_per_req"] = 10 * X.client_cpu_us_per_req.max()')
+    broken = build(make_book(tmp_path / "broken", "python3", "python", doctored))
+    assert broken.returncode != 0
+    out = broken.stdout + broken.stderr
+    assert "ClaimBroken" in out and "the generator's CPU per request is higher at low rates" in out

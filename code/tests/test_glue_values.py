@@ -19,11 +19,21 @@ PAGE = {
     "c_rps": glue_output("c_rps", {"text/plain": "1234.5"}),
     "fig": glue_output("fig", {"image/png": "iVBOR...", "text/plain": ["<Figure size 640x480 ", "with 1 Axes>"]}),
     "img": glue_output("img", {"image/png": "iVBOR..."}),
+    "md": glue_output("md", {"text/markdown": "`c-epoll` and `nginx`", "text/plain": "<IPython.core.display.Markdown object>"}),
 }
 
 
 def test_glued_reads_every_value_as_its_text():
-    assert glue_values.glued(PAGE) == {"c_rps": "1234.5", "fig": "<Figure size 640x480 with 1 Axes>", "img": "<png>"}
+    assert glue_values.glued(PAGE) == {"c_rps": "1234.5", "fig": "<Figure size 640x480 with 1 Axes>", "img": "<png>",
+                                       "md": "`c-epoll` and `nginx`"}   # Markdown: its text, not its object's repr
+
+
+def test_a_value_measured_live_counts_as_glued_whatever_it_is():
+    """A lab demo's number changes every build: its name says so, and the snapshot holds only that it is glued."""
+    one = glue_values.glued({"live_waits": glue_output("live_waits", {"text/plain": "0.98"})})
+    other = glue_values.glued({"live_waits": glue_output("live_waits", {"text/plain": "0.61"})})
+    assert one == other == {"live_waits": "<measured live>"}
+    assert glue_values.changes({"p": one}, {"p": {}}) == ["p: live_waits is no longer glued (was '<measured live>')"]
 
 
 def test_collect_reads_the_glue_files_of_a_build(tmp_path):
@@ -52,7 +62,7 @@ def test_check_fails_and_says_how_to_update_the_snapshot(tmp_path, capsys):
     page.write_text(json.dumps(PAGE))
     snap = tmp_path / "snap.json"
     snap.write_text(json.dumps({"p": {"c_rps": "1000.0", "fig": "<Figure size 640x480 with 1 Axes>",
-                                      "img": "<png>"}}))
+                                      "img": "<png>", "md": "`c-epoll` and `nginx`"}}))
     assert glue_values.main([str(tmp_path), "--check", str(snap)]) == 1
     err = capsys.readouterr().err
     assert "p: c_rps changed: '1000.0' -> '1234.5'" in err and "make glue-snapshot" in err

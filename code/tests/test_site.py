@@ -37,6 +37,10 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SHOTS = ROOT / "_build" / "test-screenshots"
+# What a Python object looks like when it is printed instead of its value, and Markdown pasted as text.
+REPR = re.compile(r"<bound method [\w.]+|<function \w+|object at 0x[0-9a-f]+|dtype: \w+|Name: \w+, Length: \d+"
+                  r"|\[I@[0-9a-f]+|<IPython\.core\.display\.\w+ object>")
+MARKERS = re.compile(r"`[^`\s][^`]*`|\*\*\w[^*]*\*\*")
 SCREENSHOT_PAGES = {"book/intro", "book/getting-started/setup-java", "book/getting-started/setup-c"}
 
 
@@ -181,6 +185,16 @@ def test_page(page, site, server, browser):
     assert h1, f"{page}: no title"
     assert h1 in tab.title(), f"{page}: window title {tab.title()!r} lacks {h1!r}"
 
+    # Nothing but the book in its prose and captions: no Python object's repr (a caption or glued value that
+    # printed an object instead of its value) and no Markdown marker shown as typed (Markdown glued as text).
+    said = tab.evaluate("""(() => {
+        const a = (document.querySelector('article') || document.body).cloneNode(true);
+        a.querySelectorAll('.cell_input, pre, code, script, style, .cell_output').forEach(e => e.remove());
+        const captions = Array.from(document.querySelectorAll('figcaption')).map(e => e.textContent);
+        return [a.textContent, ...captions].join('\\n'); })()""")
+    assert not (seen := REPR.findall(said)), f"{page}: a Python repr in the text: {seen[:3]}"
+    assert not (seen := MARKERS.findall(said)), f"{page}: Markdown markers shown as typed: {seen[:3]}"
+
     # Every executed code cell shows an output.
     cells = tab.locator("div.cell")
     if has_code_cells(page):
@@ -243,6 +257,10 @@ def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_pat
     kernel = nb.metadata["kernelspec"]["name"]
     assert kernel in KernelSpecManager().find_kernel_specs(), f"{page}: kernel {kernel} not installed"
     # A cell removed from the page (glue only) may have no output; every other one must.
+    # Only the book: no MyST comment line (a note for developers) in its text.
+    comments = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
+                if line.startswith("%")]
+    assert not comments, f"{page}: MyST comments in the download: {comments[:3]}"
     code = [c for c in nb.cells if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])]
     assert all(c.outputs for c in code), f"{page}: the download lacks executed outputs"
     if has_code_cells(page):

@@ -10,6 +10,8 @@ in _build/jupyter_execute/PAGE.glue.json. A glued value is compared as its text/
 book/glue-values.json is the snapshot of a replay build (`make glue-snapshot`): a change
 to code that leaves the data alone must leave every glued value alone (`make glue-check`),
 and a re-measured dataset shows, in its commit, exactly which numbers of the prose moved.
+A value a page measures live while it runs (a lab demo, not data/) differs in every build: its
+name starts with LIVE ("live_"), and only that it is glued is compared, never its value.
 """
 from __future__ import annotations
 
@@ -19,16 +21,19 @@ import sys
 from pathlib import Path
 
 
+LIVE, LIVE_VALUE = "live_", "<measured live>"
+
+
 def glued(data: dict) -> dict[str, str]:
     """name -> text/plain of every glued value of one page (myst-nb's PAGE.glue.json, which
     holds each glue() output with its MIME prefix already stripped)."""
     values = {}
     for name, out in data.items():
         bundle = out.get("data", {})
-        text = bundle.get("text/plain")
+        text = bundle.get("text/markdown", bundle.get("text/plain"))  # Markdown pasted with {glue:md}: its text
         if text is None:  # a figure or other non-text glue: only what kind it is counts
             text = "<" + ", ".join(sorted(k.rsplit("/", 1)[-1] for k in bundle)) + ">"
-        values[name] = "".join(text) if isinstance(text, list) else text
+        values[name] = LIVE_VALUE if name.startswith(LIVE) else "".join(text) if isinstance(text, list) else text
     return values
 
 

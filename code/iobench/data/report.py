@@ -108,6 +108,13 @@ def words(n: int) -> str:
     return WORDS[n] if 0 <= n < len(WORDS) else str(n)
 
 
+def markdown(text: str):
+    """Text with Markdown in it (`code`, **bold**) to glue and paste with {glue:md}: pasted with {glue:text},
+    its markers would show as they are typed."""
+    from IPython.display import Markdown
+    return Markdown(text)
+
+
 def listing(names: Iterable[str]) -> str:
     """["a"] -> "a"; ["a", "b", "c"] -> "a, b and c"."""
     names = list(names)

@@ -1,0 +1,41 @@
+"""The claims a page makes, checked against the data it reads.
+
+A comparative, causal or universal sentence ("more than", "fewer", "every", "several times",
+"the bottleneck") is written in the page's prose, and the cell that computes its numbers checks
+the condition that makes it true, from the same data:
+
+    claim(hi < 1.15 * lo, "the prediction at 400 µs is about the same whatever the client", lo=lo, hi=hi)
+
+While the condition holds, claim() returns nothing (a cell's last line shows no output); when the
+data stop supporting the sentence, it raises ClaimBroken with the sentence and the evidence, the
+cell fails, and so does the book's build (it executes every page and stops on an error). Where
+the data choose between two sentences, the page glues the one they support, computed in the cell.
+A condition is one truth value: a comparison of two numbers, or a Series reduced with .all() or
+.any(); a Series itself is refused, since "every" and "some" are different claims.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+class ClaimBroken(AssertionError):
+    """A page's sentence that its data no longer support."""
+
+
+def claim(holds, sentence: str, **evidence) -> None:
+    """Nothing, if `holds` is true; ClaimBroken naming `sentence` and its evidence if not."""
+    if not isinstance(holds, (bool, np.bool_, numbers.Integral)):
+        raise TypeError(f"a claim's condition is one truth value, not {type(holds).__name__} "
+                        f"(reduce it with .all() or .any()): {sentence!r}")
+    if not holds:
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in evidence.items())
+        raise ClaimBroken(f"the data no longer support: {sentence!r}" + (f" ({shown})" if shown else ""))
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    text = repr(v)
+    return text if len(text) <= 120 else text[:117] + "..."
