@@ -1,7 +1,7 @@
 -- iobench's wrk script: after the run, print one machine-readable line with the
 -- totals, the error counts and the latency distribution (microseconds).
 --   IOBENCH {"requests": ..., "duration_us": ..., "p50_us": ..., ...}
--- Used as: wrk -s code/iobench/wrk_report.lua ...
+-- Used as: wrk -s code/iobench/load/wrk_report.lua ...
 -- IOBENCH_CONNECTION_CLOSE=1: every request asks to close its connection.
 -- IOBENCH_PIPELINE=N (> 1): every write holds N requests, sent before any answer comes back
 -- (TechEmpower's plaintext test pipelines 16); wrk counts each response as a request, but
