@@ -91,7 +91,7 @@ def test_a_server_s_own_flags_follow_the_contract_s():
 
 def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_its_fractions():
     ex = registry.experiment(RPC_PROVIDER)
-    units = ex._units(ex.points("full"))
+    units = ex._units(ex.points("full"), "full")
     for u in units:
         kar = u.note["keep_alive_requests"]
         assert (("--keep-alive-requests", str(kar)) == u.opts.extra) if kar >= 0 else u.opts.extra == ()

@@ -12,6 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
+from iobench.servers import manifest
+
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
@@ -37,6 +39,10 @@ class Plan:
 
     def servers_for(self, profile: str) -> tuple[str, ...]:
         return self.smoke_servers if profile == "smoke" and self.smoke_servers else self.servers
+
+    def serving(self, profile: str) -> list:
+        """The servers (manifest entries) a run under this profile measures."""
+        return [manifest.get(s) for s in self.servers_for(profile)]
 
     def only(self, names) -> "Plan":
         """The same plan for these servers (or clients) only: a reader's run of one server."""

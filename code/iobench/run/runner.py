@@ -218,7 +218,7 @@ class Experiment:
     def units(self, run: "Run", points: Sequence, repeat: int) -> Iterator[Unit]:
         raise NotImplementedError
 
-    def count(self, points: Sequence) -> int:
+    def count(self, run: "Run", points: Sequence) -> int:
         """How many measurements one repeat of these points makes (for the progress lines)."""
         return len(points)
 
@@ -331,7 +331,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]})
     r.meta.update(experiment.meta(r))
     try:
-        total = profile.repeats * experiment.count(r.points)
+        total = profile.repeats * experiment.count(r, r.points)
         done = 0
         for name, link, points in experiment.settings(r):
             with link if link is not None else contextlib.nullcontext():

@@ -229,7 +229,7 @@ class ClientExperiment(Experiment):
                      note={"delay_ms": d})
                 for d in dict.fromkeys(p.delay_ms for p in points)]
 
-    def count(self, points) -> int:
+    def count(self, run: Run, points) -> int:
         return len(points)
 
     def units(self, run: Run, points, repeat: int):

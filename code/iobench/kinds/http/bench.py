@@ -22,7 +22,6 @@ from iobench.run.probes import TcpProbe, tcp_columns
 from iobench.run.results import POINT_KEYS, raw_text
 from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import battery as battery_mod
-from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
 
@@ -96,21 +95,20 @@ class HttpExperiment(Experiment):
         self.description = plan.description
         self.time_wait_drained = plan.time_wait_drained
         self.with_battery = plan.battery if with_battery is None else with_battery
-        self.servers = [manifest.get(s) for s in plan.servers]
 
     def points(self, profile: str):
-        self.servers = [manifest.get(s) for s in self.plan.servers_for(profile)]
         return tuple(p for p in self.plan.points_for(profile) if fits(p))
 
     def meta(self, run: Run) -> dict:
         skipped = [p for p in self.plan.points_for(run.profile.name) if not fits(p)]
         measured_s, warmup_s = self.plan.timing(run.profile)
-        return {"plan": {"servers": [s.id for s in self.servers], "points": [asdict(p) for p in run.points],
+        servers = self.plan.serving(run.profile.name)
+        return {"plan": {"servers": [s.id for s in servers], "points": [asdict(p) for p in run.points],
                          "measured_s": measured_s, "warmup_s": warmup_s},
                 "skipped_points": [{**asdict(p), "why": f"needs {descriptors(p):,} file descriptors in one "
                                     f"process; the limit here is {limits.nofile()['soft']:,} and this process "
                                     "may not raise it (CAP_SYS_RESOURCE)"} for p in skipped],
-                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers},
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
                 "restart_each_point": self.plan.restart_each_point}
 
     def settings(self, run: Run):
@@ -128,11 +126,11 @@ class HttpExperiment(Experiment):
         return not ((p.work_ms and "work_ms" not in server.supports) or
                     (p.backlog and "backlog" not in server.supports))
 
-    def count(self, points) -> int:
-        return sum(self.applies(s, p) for s in self.servers for p in points)
+    def count(self, run: Run, points) -> int:
+        return sum(self.applies(s, p) for s in self.plan.serving(run.profile.name) for p in points)
 
     def units(self, run: Run, points, repeat: int):
-        for server in self.servers:
+        for server in self.plan.serving(run.profile.name):
             # One server process per group of points that need the same server options.
             groups: dict[tuple, list[Point]] = {}
             for i, p in enumerate(points):
@@ -191,7 +189,7 @@ class HttpExperiment(Experiment):
         if not self.with_battery:
             return
         verdicts = {}
-        for server in self.servers:
+        for server in self.plan.serving(run.profile.name):
             if server.id in run.unsupported:
                 continue
             with ServerProcess(server, ServerOptions(host=run.host), cpus=run.server_cpus, netns=run.netns) as srv:

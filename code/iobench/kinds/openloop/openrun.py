@@ -106,48 +106,17 @@ KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate"] 
 # is a fraction of the capacity the closed loop measured in the same repeat, or fixed by the plan
 
 
-class OpenExperiment(Experiment):
-    columns = COLUMNS
-    outlier_keys = tuple(KEYS)
-    outlier_value = "achieved_rps"
-    require_clean_exit = True
+class OpenLoad:
+    """How a point of the open loop becomes one load: what its capacity is kept under, its raw files' name, the
+    URL it goes to, its warm-up and the generator's spec. The open experiment's one variable part: a kind built on
+    the open loop (rpcrun) hands the experiment its own."""
 
     def __init__(self, plan: OpenPlan):
         self.plan = plan
-        self.dataset = plan.dataset
-        self.description = plan.description
-        self.servers = [manifest.get(s) for s in plan.servers]
-        self.smoke_servers = [manifest.get(s) for s in plan.smoke_servers or plan.servers]
-        self.capacity: dict[tuple, float] = {}  # (server, work_ms, repeat) -> the closed loop's rate
 
-    def points(self, profile: str):
-        self.active = self.smoke_servers if profile == "smoke" else self.servers
-        return self.plan.points_for(profile)
-
-    def duration(self, run: Run) -> float:
-        return run.profile.timing(self.plan.measured_s, self.plan.warmup_s)[0]
-
-    def warmup(self, run: Run) -> float:
-        return run.profile.timing(self.plan.measured_s, self.plan.warmup_s)[1]
-
-    def meta(self, run: Run) -> dict:
-        return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
-                         "measured_s": self.duration(run), "warmup_s": self.warmup(run)},
-                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in self.servers}}
-
-    def _units(self, points) -> list[Unit]:
-        """One server process per server and amount of work (a baseline cannot simulate work),
-        every server at one amount of work before the next amount."""
-        return [Unit(server, [p for p in points if p.work_ms == work_ms], ServerOptions(work_ms=work_ms),
-                     note={"work_ms": work_ms})
-                for work_ms in dict.fromkeys(p.work_ms for p in points) for server in self.active
-                if not work_ms or "work_ms" in server.supports]
-
-    def count(self, points) -> int:
-        return sum(len(u.points) for u in self._units(points))
-
-    def units(self, run: Run, points, repeat: int):
-        yield from self._units(points)
+    def timing(self, run: Run) -> tuple[float, float]:
+        """(measured, warm-up) seconds of a point: the plan's, at most the profile's."""
+        return run.profile.timing(self.plan.measured_s, self.plan.warmup_s)
 
     def key(self, srv: ServerProcess, point, repeat: int) -> tuple:
         """What a closed loop's capacity is kept under: the open points of the same key are fractions of it."""
@@ -161,32 +130,70 @@ class OpenExperiment(Experiment):
         """The URL a point's load goes to."""
         return at.srv.url
 
-    def point_warmup(self, run: Run, point) -> float:
+    def warmup_s(self, run: Run, point) -> float:
         """A point's warm-up seconds, before it is measured (0: none)."""
-        return self.warmup(run)
+        return self.timing(run)[1]
 
     def spec(self, run: Run, srv: ServerProcess, point, rate: float, hist: Path | None) -> drivers.LoadSpec:
         """The measured load of a point (its warm-up: the same, for the warm-up's seconds)."""
         return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=True,
-                                duration_s=self.duration(run), timeout_s=point.timeout_s,
+                                duration_s=self.timing(run)[0], timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
+
+
+class OpenExperiment(Experiment):
+    columns = COLUMNS
+    outlier_keys = tuple(KEYS)
+    outlier_value = "achieved_rps"
+    require_clean_exit = True
+
+    def __init__(self, plan: OpenPlan, load: OpenLoad | None = None):
+        self.plan = plan
+        self.dataset = plan.dataset
+        self.description = plan.description
+        self.load = load or OpenLoad(plan)
+        self.capacity: dict[tuple, float] = {}  # load.key(...) -> the closed loop's rate in that repeat
+
+    def points(self, profile: str):
+        return self.plan.points_for(profile)
+
+    def meta(self, run: Run) -> dict:
+        measured_s, warmup_s = self.load.timing(run)
+        servers = [manifest.get(s) for s in self.plan.servers]
+        return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
+                         "measured_s": measured_s, "warmup_s": warmup_s},
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers}}
+
+    def _units(self, points, profile: str) -> list[Unit]:
+        """One server process per server and amount of work (a baseline cannot simulate work),
+        every server at one amount of work before the next amount."""
+        return [Unit(server, [p for p in points if p.work_ms == work_ms], ServerOptions(work_ms=work_ms),
+                     note={"work_ms": work_ms})
+                for work_ms in dict.fromkeys(p.work_ms for p in points) for server in self.plan.serving(profile)
+                if not work_ms or "work_ms" in server.supports]
+
+    def count(self, run: Run, points) -> int:
+        return sum(len(u.points) for u in self._units(points, run.profile.name))
+
+    def units(self, run: Run, points, repeat: int):
+        yield from self._units(points, run.profile.name)
 
     def measure(self, run: Run, at: Serving, point: OpenPoint) -> dict:
         return self.measure_open(run, at, point)[0]
 
     def measure_open(self, run: Run, at: Serving, point: OpenPoint) -> tuple[dict, Measured]:
         """One point's run: its row, and what was sampled meanwhile (for a kind built on this one, its own columns)."""
-        srv, repeat = at.srv, at.repeat
-        key = self.key(srv, point, repeat)
+        srv, repeat, how = at.srv, at.repeat, self.load
+        key = how.key(srv, point, repeat)
         rate = point.rate or point.fraction * self.capacity.get(key, 0.0)
         level = "closed" if point.loop == "closed" else f"r{rate:.0f}"
-        stem = self.stem(srv, point, repeat, level)
+        stem = how.stem(srv, point, repeat, level)
         hist = run.writer.raw_path(stem + ".hist.csv") if point.tool == "openloop" else None
-        spec = self.spec(run, srv, point, rate, hist)
+        spec = how.spec(run, srv, point, rate, hist)
         driver = drivers.get(point.tool)
-        warmup_s = self.point_warmup(run, point)
+        warmup_s = how.warmup_s(run, point)
         warm = drivers.LoadSpec(**{**asdict(spec), "duration_s": warmup_s, "hist": ""})
-        url = self.target(at, point)
+        url = how.target(at, point)
         load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)

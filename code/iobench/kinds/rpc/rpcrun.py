@@ -34,14 +34,14 @@ from pathlib import Path
 
 from iobench.data.dataset import Summary, read_battery, read_folder, spread
 from iobench.kinds.openloop.openrun import COLUMNS as OPEN_COLUMNS
-from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment
+from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment, OpenLoad
 from iobench.kinds.rpc.rpcplans import RpcPlan, RpcPoint
 from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.results import raw_text
-from iobench.run.runner import Run, Serving, Unit, now, run_load
+from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ROOT, ServerOptions
 
@@ -61,85 +61,30 @@ def _proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class RpcExperiment(OpenExperiment):
-    columns = COLUMNS
-    outlier_keys = tuple(KEYS)
+class RpcLoad(OpenLoad):
+    """How an RPC point becomes one load on the open loop: keyed and named by the provider's setting, sent through
+    the consumer when the point says so, in the provider's own protocol, with the JVM's warm-up measured as such."""
 
-    def __init__(self, plan: RpcPlan, with_battery: bool | None = None):
+    def __init__(self, plan: RpcPlan):
         super().__init__(plan)
-        self.with_battery = with_battery is not False
-        self.requests: dict[str, str] = {}
-
-    def meta(self, run: Run) -> dict:
-        m = super().meta(run)
-        m["plan"]["jvm_warmup_s"] = {s.id: self.jvm_warmup(run, s.id) for s in self.active}
-        m["plan"]["jvm_window_s"] = run.profile.jvm_window_s
-        m["calls"] = {codec: body.hex() for codec, body in CALLS.items()}
-        consumer = manifest.get("rpc-consumer")
-        m["servers"]["rpc-consumer"] = {"model": consumer.model, "lang": "Java", "summary": consumer.summary}
-        return m
-
-    def jvm_warmup(self, run: Run, server_id: str) -> float:
-        """How long a provider's JVM warms up before its first measured point (the profile caps it)."""
-        asked = next(s for prefix, s in self.plan.jvm_warmup_s if server_id.startswith(prefix))
-        return min(asked, run.profile.server_jvm_warmup_s)
-
-    def _units(self, points, repeat: int = 0, run: Run | None = None) -> list[Unit]:
-        units = []
-        for setting in dict.fromkeys(p.setting() for p in points):
-            work_ms, kar, pool, jvm = setting
-            for server in self.active:
-                mine = [p for p in points if p.setting() == setting and server.id in p.servers]
-                if not mine:
-                    continue
-                extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
-                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0, "") and run is not None
-                         and repeat == run.profile.repeats)
-                if flame:  # the last repeat's plain unit: a flame graph after its measured points
-                    extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
-                              f"{min(self.plan.flame_s, run.profile.duration_s):g}")
-                via = next((p.via for p in mine if p.via), "")
-                # every safepoint of the process's life, stamped with the wall clock, kept beside the raw output
-                log = f"raw/{server.id}/jvm-{self.setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
-                flags = jvmlog.flags(run.writer.path(log)) if log else ()
-                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
-                                                              jvm=flags + tuple(jvm.split())),
-                                  note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
-                                        "jvm": jvm, "flame": flame, "jvm_log": log}))
-        return units
-
-    def units(self, run: Run, points, repeat: int):
-        yield from self._units(points, repeat, run)
-
-    def flame_path(self, run: Run, server_id: str) -> Path:
-        return run.writer.path(f"flame/{server_id}-flame.html")
+        self.requests: dict[str, str] = {}  # codec -> the call's bytes, as a file kept with the raw output
 
     def key(self, srv: ServerProcess, point: RpcPoint, repeat: int) -> tuple:
         return (srv.server.id, point.setting(), point.via, point.connections, repeat)
-
-    @staticmethod
-    def setting_stem(point: RpcPoint, close_every: int = 0) -> str:
-        """A process's setting in a file name: work, keep-alive (and the generator's close_every), pool, JVM flags."""
-        ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
-        every = f"-close{close_every}" if close_every else ""
-        pool = f"-pool{point.pool}" if point.pool else ""
-        jvm = "-jvm" + "".join(f.strip("-").replace(":", "").replace("=", "") for f in point.jvm.split()) \
-            if point.jvm else ""
-        return f"w{point.work_ms:g}-ka{ka}{every}{pool}{jvm}"
 
     def stem(self, srv: ServerProcess, point: RpcPoint, repeat: int, level: str) -> str:
         via = "-via-consumer" if point.via else ""
         window = f"-window{point.window}" if point.window else ""
         return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-"
-                f"{self.setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
+                f"{setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
 
     def target(self, at: Serving, point: RpcPoint) -> str:
         """A point through the consumer loads the consumer (held beside the provider); the others, the provider."""
         return at.held.url if point.via and at.held is not None else at.srv.url
 
-    def point_warmup(self, run: Run, point: RpcPoint) -> float:
+    def warmup_s(self, run: Run, point: RpcPoint) -> float:
         """A warm-up window is measured from its first request: the JVM's warm-up is what it shows."""
-        return 0.0 if point.experiment == "warmup" else self.warmup(run)
+        return 0.0 if point.experiment == "warmup" else super().warmup_s(run, point)
 
     def _request_file(self, run: Run, codec: str) -> str:
         """The call's bytes, kept with the raw output; given to the generator relative to the repository."""
@@ -160,6 +105,83 @@ class RpcExperiment(OpenExperiment):
         body = self._request_file(run, codec)
         return dataclasses.replace(spec, **({"frame_file": body} if transport == "frame" else {"body_file": body}))
 
+
+def setting_stem(point: RpcPoint, close_every: int = 0) -> str:
+    """A process's setting in a file name: work, keep-alive (and the generator's close_every), pool, JVM flags."""
+    ka = {-1: "shipped", 0: "never"}.get(point.keep_alive_requests, str(point.keep_alive_requests))
+    every = f"-close{close_every}" if close_every else ""
+    pool = f"-pool{point.pool}" if point.pool else ""
+    jvm = "-jvm" + "".join(f.strip("-").replace(":", "").replace("=", "") for f in point.jvm.split()) \
+        if point.jvm else ""
+    return f"w{point.work_ms:g}-ka{ka}{every}{pool}{jvm}"
+
+
+class RpcExperiment(Experiment):
+    """The RPC units (one provider process per setting, its consumer beside it, its warm-up, its flame graph),
+    each point measured by the open-loop experiment it holds, with the RPC columns added to the row."""
+    columns = COLUMNS
+    outlier_keys = tuple(KEYS)
+    outlier_value = OpenExperiment.outlier_value
+    require_clean_exit = OpenExperiment.require_clean_exit
+
+    def __init__(self, plan: RpcPlan, with_battery: bool | None = None):
+        self.plan = plan
+        self.dataset = plan.dataset
+        self.description = plan.description
+        self.with_battery = with_battery is not False
+        self.load = RpcLoad(plan)
+        self.open = OpenExperiment(plan, self.load)
+
+    def points(self, profile: str):
+        return self.plan.points_for(profile)
+
+    def meta(self, run: Run) -> dict:
+        m = self.open.meta(run)
+        m["plan"]["jvm_warmup_s"] = {s.id: self.jvm_warmup(run, s.id) for s in self.plan.serving(run.profile.name)}
+        m["plan"]["jvm_window_s"] = run.profile.jvm_window_s
+        m["calls"] = {codec: body.hex() for codec, body in CALLS.items()}
+        consumer = manifest.get("rpc-consumer")
+        m["servers"]["rpc-consumer"] = {"model": consumer.model, "lang": "Java", "summary": consumer.summary}
+        return m
+
+    def jvm_warmup(self, run: Run, server_id: str) -> float:
+        """How long a provider's JVM warms up before its first measured point (the profile caps it)."""
+        asked = next(s for prefix, s in self.plan.jvm_warmup_s if server_id.startswith(prefix))
+        return min(asked, run.profile.server_jvm_warmup_s)
+
+    def _units(self, points, profile: str, repeat: int = 0, run: Run | None = None) -> list[Unit]:
+        units = []
+        for setting in dict.fromkeys(p.setting() for p in points):
+            work_ms, kar, pool, jvm = setting
+            for server in self.plan.serving(profile):
+                mine = [p for p in points if p.setting() == setting and server.id in p.servers]
+                if not mine:
+                    continue
+                extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
+                flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0, "") and run is not None
+                         and repeat == run.profile.repeats)
+                if flame:  # the last repeat's plain unit: a flame graph after its measured points
+                    extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
+                              f"{min(self.plan.flame_s, run.profile.duration_s):g}")
+                via = next((p.via for p in mine if p.via), "")
+                # every safepoint of the process's life, stamped with the wall clock, kept beside the raw output
+                log = f"raw/{server.id}/jvm-{setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
+                flags = jvmlog.flags(run.writer.path(log)) if log else ()
+                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
+                                                              jvm=flags + tuple(jvm.split())),
+                                  note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
+                                        "jvm": jvm, "flame": flame, "jvm_log": log}))
+        return units
+
+    def count(self, run: Run, points) -> int:
+        return sum(len(u.points) for u in self._units(points, run.profile.name))
+
+    def units(self, run: Run, points, repeat: int):
+        yield from self._units(points, run.profile.name, repeat, run)
+
+    def flame_path(self, run: Run, server_id: str) -> Path:
+        return run.writer.path(f"flame/{server_id}-flame.html")
+
     def verify(self, run: Run, at: Serving) -> None:
         """A GET of the route (HTTP providers) and a call in the provider's own protocol; then, unless the unit
         measures its own warm-up, the JVM's warm-up: its first point's load in windows (output kept)."""
@@ -178,11 +200,11 @@ class RpcExperiment(OpenExperiment):
         profile's jvm_window_s, each one's output kept (the provider's repeat 0)."""
         window = run.profile.jvm_window_s
         for w in range(1, max(1, round(seconds / window)) + 1):
-            spec = dataclasses.replace(self.spec(run, at.srv, point, 0.0, None), duration_s=window)
-            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.target(at, point))
+            spec = dataclasses.replace(self.load.spec(run, at.srv, point, 0.0, None), duration_s=window)
+            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.load.target(at, point))
             started = now()
             output, code, _, _ = run_load(argv, {}, window + 60)
-            run.writer.write_raw(self.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
+            run.writer.write_raw(self.load.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
                                  raw_text(argv, {}, output, code, started))
 
     @contextlib.contextmanager
@@ -219,7 +241,7 @@ class RpcExperiment(OpenExperiment):
         point = RpcPoint("flame", connections=self.plan.flame_connections)
         window = min(self.plan.flame_s, run.profile.duration_s)
         # the profiler notices the trigger within 0.5 s and takes a moment to load: the load outlasts its window
-        spec = dataclasses.replace(self.spec(run, srv, point, 0.0, None), duration_s=window + 3)
+        spec = dataclasses.replace(self.load.spec(run, srv, point, 0.0, None), duration_s=window + 3)
         argv = run.client_prefix + drivers.get("openloop").argv(spec, srv.url)
         Path(f"{out}.start").touch()
         started = now()
@@ -240,7 +262,7 @@ class RpcExperiment(OpenExperiment):
     def measure(self, run: Run, at: Serving, point: RpcPoint) -> dict:
         consumer = at.held if point.via else None
         before = _proc_cpu_s(consumer.pid) if consumer is not None else None
-        row, measured = self.measure_open(run, at, point)
+        row, measured = self.open.measure_open(run, at, point)
         transport, codec = protocol(at.srv.server.id)
         consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
         log = at.unit.note.get("jvm_log", "")
@@ -254,13 +276,16 @@ class RpcExperiment(OpenExperiment):
                    jvm_log_file=log or None)
         return row
 
+    def describe(self, row: dict) -> str:
+        return self.open.describe(row)
+
     def finish(self, run: Run) -> None:
         """The HTTP providers' battery on their route."""
         if not self.with_battery:
             return
         from iobench.servers.battery import run_battery
         verdicts = {}
-        for server in self.active:
+        for server in self.plan.serving(run.profile.name):
             if server.conforms:
                 with ServerProcess(server, ServerOptions(host=run.host), cpus=run.server_cpus) as srv:
                     srv.verify()
