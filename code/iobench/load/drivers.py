@@ -109,6 +109,21 @@ class Driver:
         return LoadResult(ok=False, failure=f"{self.name} exit {returncode}: {detail or last}")
 
 
+def from_summary(d: dict, who: str, duration_s: float, errors: int, columns: tuple[str, ...],
+                 **counts) -> LoadResult:
+    """A LoadResult from a book tool's summary line `d` (ok, achieved_rps, the latency percentiles): the run
+    took duration_s and the server failed `errors` requests (requests never sent, dropped, are not among them:
+    they stay in extra, with every field of the line but `columns`, those LoadResult has); counts: the errors
+    by kind."""
+    has = d["ok"] > 0
+    return LoadResult(
+        ok=has, failure="" if has else f"{who}: no request answered 2xx",
+        requests=d["ok"], duration_s=duration_s, rps=d["achieved_rps"],
+        p50_ms=d["p50_ms"], p90_ms=d["p90_ms"], p99_ms=d["p99_ms"], mean_ms=d["mean_ms"], max_ms=d["max_ms"],
+        errors=errors, non2xx=d["non2xx"], errors_timeout=d["timeouts"], **counts,
+        extra={k: v for k, v in d.items() if k not in columns})
+
+
 def summary_line(output: str, tag: str) -> dict | None:
     """The JSON summary a book tool prints on one line, `TAG {...}`; None when it printed none."""
     line = next((ln for ln in output.splitlines() if ln.startswith(tag + " {")), None)
@@ -294,17 +309,9 @@ class OpenLoop(Driver):
         d = summary_line(output, "OPENLOOP")
         if returncode != 0 or d is None:
             return self.failed(returncode, output)
-        has = d["ok"] > 0
-        return LoadResult(
-            ok=has, failure="" if has else "openloop: no request answered 2xx",
-            requests=d["ok"], duration_s=d["duration_s"], rps=d["achieved_rps"],
-            p50_ms=d["p50_ms"], p90_ms=d["p90_ms"], p99_ms=d["p99_ms"], mean_ms=d["mean_ms"],
-            max_ms=d["max_ms"],
-            # dropped requests were never sent: not errors of the server, they are in extra
-            errors=d["non2xx"] + d["timeouts"] + d["errors_connect"] + d["resets"],
-            errors_connect=d["errors_connect"], errors_read=d["resets"], errors_timeout=d["timeouts"],
-            non2xx=d["non2xx"],
-            extra={k: v for k, v in d.items() if k not in self._COLUMNS})
+        return from_summary(d, "openloop", d["duration_s"],
+                            d["non2xx"] + d["timeouts"] + d["errors_connect"] + d["resets"], self._COLUMNS,
+                            errors_connect=d["errors_connect"], errors_read=d["resets"])
 
 
 # ---- iom-echoload (code/c/tools/echoload.c) -----------------------------------------------
@@ -430,15 +437,8 @@ class ClientLoad(Driver):
         d = summary_line(output, "CLIENTLOAD")
         if returncode != 0 or d is None:
             return self.failed(returncode, output)
-        has = d["ok"] > 0
-        return LoadResult(
-            ok=has, failure="" if has else f"{d['client']}: no request answered 2xx",
-            requests=d["ok"], duration_s=d["elapsed_s"], rps=d["achieved_rps"],
-            p50_ms=d["p50_ms"], p90_ms=d["p90_ms"], p99_ms=d["p99_ms"], mean_ms=d["mean_ms"], max_ms=d["max_ms"],
-            # dropped requests were never sent: not the server's errors, they are in extra
-            errors=d["non2xx"] + d["timeouts"] + d["rejected"] + d["errors"],
-            errors_timeout=d["timeouts"], non2xx=d["non2xx"],
-            extra={k: v for k, v in d.items() if k not in self._COLUMNS})
+        return from_summary(d, d["client"], d["elapsed_s"], d["non2xx"] + d["timeouts"] + d["rejected"] + d["errors"],
+                            self._COLUMNS)
 
 
 DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoLoad(), Vegeta(), ClientLoad())}
