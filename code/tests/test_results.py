@@ -327,3 +327,28 @@ def test_a_summary_is_its_kind_s_schema_over_the_repeats_that_count():
     got = s.of(df).set_index("server")
     assert got.loc["a"].tolist() == [1, 2, 20.0, 10.0, 30.0, 40.0, True]   # the failed repeat (99) is not counted
     assert got.loc["b"].tolist() == [2, 1, 5.0, 5.0, 5.0, 10.0, False]
+
+
+def test_the_marginal_cost_is_the_slope_between_successive_levels_in_each_repeat():
+    """Memory per idle connection as what one more costs: within one repeat (one process), the change between
+    two successive levels over the change in connections held; a level a repeat did not reach makes no segment,
+    a failed run none either; then the median and range over the repeats."""
+    import pandas as pd
+    from iobench.data.dataset import Dataset
+    rows = []
+    for repeat, (base, grown) in enumerate([(100.0, 50.0), (120.0, 70.0), (110.0, 60.0)], start=1):
+        # a JVM-like server: the first thousand cost `grown` KiB each (the heap grows), later ones 10 KiB
+        for level, held in ((0, 0), (1000, 1000), (10000, 9000 if repeat == 3 else 10000)):
+            pss = base + grown * min(held, 1000) + 10.0 * max(held - 1000, 0)
+            rows.append({"server": "jvm", "repeat": repeat, "idle_conns": level, "idle_open": held,
+                         "pss_rest_kib": pss, "ok": True})
+    rows.append({"server": "jvm", "repeat": 4, "idle_conns": 0, "idle_open": 0, "pss_rest_kib": 1.0, "ok": True})
+    rows.append({"server": "jvm", "repeat": 4, "idle_conns": 1000, "idle_open": 1000, "pss_rest_kib": 9e9,
+                 "ok": False})
+    ds = Dataset("t", None, pd.DataFrame(rows), {}, {}, "replay")
+    m = ds.marginal().set_index(["from", "to"])
+    assert m.loc[(0, 1000)][["repeats", "slope", "slope_min", "slope_max"]].tolist() == [3, 60.0, 50.0, 70.0]
+    assert m.loc[(1000, 10000)][["repeats", "slope", "slope_min", "slope_max"]].tolist() == [3, 10.0, 10.0, 10.0]
+    assert ds.marginal_value("jvm") == 10.0 and ds.marginal_value("jvm", to=1000) == 60.0
+    total_over_n = ds.df[ds.df.idle_conns == 1000].pss_rest_kib.median() / 1000  # what the book quoted before
+    assert total_over_n > 5 * ds.marginal_value("jvm")

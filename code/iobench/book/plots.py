@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from iobench.book.looks import FACET_ABOVE, FAMILIES, caption, describe, family, style  # noqa: F401 (pages use plots.*)
 from iobench.data.dataset import Dataset
@@ -241,19 +242,32 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
 
 
 def idle_memory(ds: Dataset, idle_conns: int):
-    """Memory (PSS) per idle connection, one bar per server (median, min-max over repeats),
-    at `idle_conns` idle connections: what a connection costs a model while it does nothing."""
-    s = ds.summary()
-    s = s[(s["idle_conns"] == idle_conns) & s["pss_per_idle_kib"].notna()].sort_values("pss_per_idle_kib")
-    fig, ax = plt.subplots(figsize=(7, 0.3 * len(s) + 1.2))
-    y = range(len(s))
-    mid = s["pss_per_idle_kib"].values
-    err = [mid - s["pss_per_idle_kib_min"].values, s["pss_per_idle_kib_max"].values - mid]
-    ax.barh(list(y), mid, xerr=err, color=[style(sid)["color"] for sid in s["server"]], capsize=2)
-    ax.set_yticks(list(y), [f"{sid} ({lang})" for sid, lang in zip(s["server"], s["lang"])])
+    """Memory (PSS) per additional idle connection, one bar per server: the slope between the two highest
+    levels it held, up to `idle_conns` (median, min-max over repeats), with a cross where the slope from none
+    to the first level differs: what one more connection costs a model while it does nothing, and where a
+    total over N would have said otherwise (a JVM growing its heap)."""
+    m = ds.marginal()
+    m = m[m["to"] <= idle_conns]
+    top = m.loc[m.groupby("server", sort=False)["to"].idxmax()].sort_values("slope")
+    first = m[m["from"] == 0].set_index("server")["slope"]
+    lang = ds.df.drop_duplicates("server").set_index("server")["lang"]
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(top) + 1.4))
+    y = list(range(len(top)))
+    mid = top["slope"].values
+    err = [mid - top["slope_min"].values, top["slope_max"].values - mid]
+    ax.barh(y, mid, xerr=err, color=[style(sid)["color"] for sid in top["server"]], capsize=2)
+    handles = [Patch(facecolor="lightgray", label=f"bar: from {top['from'].max():,} to {idle_conns:,} held "
+                                                  "(median, range of the repeats)")]
+    lower = [(i, first[sid]) for i, (sid, frm) in enumerate(zip(top["server"], top["from"])) if frm and sid in first]
+    if lower:
+        handles.append(ax.scatter([v for _, v in lower], [i for i, _ in lower], marker="x", color="black",
+                                  zorder=3, label="from none to the first level"))
+    ax.set_yticks(y, [f"{sid} ({lang.get(sid, '')})" + (f", up to {to:,}" if to != idle_conns else "")
+                      for sid, to in zip(top["server"], top["to"])])
     ax.set_xscale("log")
-    ax.set_xlabel("KiB of server memory (PSS) per idle connection, log scale")
-    ax.set_title(f"Memory per idle connection, {idle_conns:,} held")  # no legend: each bar is named
+    ax.set_xlabel("KiB of server memory (PSS) per additional idle connection, log scale")
+    ax.set_title("Memory per additional idle connection")
+    ax.legend(handles=handles, loc="lower right", fontsize="small")
     _caption(fig, ds, Notes())
     fig.tight_layout()
     return fig

@@ -157,6 +157,32 @@ class Dataset:
         is a KeyError, or `default` if given (report.value_in)."""
         return value_in(self.summary(), column, default, **where)
 
+    def marginal(self, value: str = "pss_rest_kib", per: str = "idle_open", level: str = "idle_conns") -> pd.DataFrame:
+        """What one more of `per` costs in `value`, between each two successive levels: in each repeat of
+        each server (one process, every level in turn), (value at the higher level - at the lower) / (per at
+        the higher - at the lower); then the median and range over the repeats. One row per server and
+        segment (from, to): with three levels or more, a cost that changes between segments shows it (a
+        JVM's heap growing, say), which one total over N at one level hides."""
+        ok = self.df[self.df["ok"] & self.df[value].notna() & self.df[per].notna()]
+        rows = []
+        for (server, repeat), g in ok.groupby(["server", "repeat"], sort=False):
+            g = g.sort_values(level)
+            for (_, lo), (_, hi) in zip(g.iterrows(), g.iloc[1:].iterrows()):
+                if hi[per] > lo[per]:
+                    rows.append({"server": server, "repeat": repeat, "from": int(lo[level]), "to": int(hi[level]),
+                                 "slope": (hi[value] - lo[value]) / (hi[per] - lo[per])})
+        slopes = pd.DataFrame(rows, columns=["server", "repeat", "from", "to", "slope"])
+        return (slopes.groupby(["server", "from", "to"], sort=False)
+                .agg(repeats=("repeat", "count"), **spread("slope")).reset_index())
+
+    def marginal_value(self, server: str, to: int | None = None, default=REQUIRED, **kw) -> float:
+        """The median marginal cost of `server` in the segment ending at level `to` (the highest: None)."""
+        m = self.marginal(**kw)
+        m = m[m["server"] == server]
+        if to is None and len(m):
+            to = m["to"].max()
+        return value_in(m, "slope", default, server=server, to=to)
+
 
 def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, pd.DataFrame, dict]:
     """A captured folder of any kind: its rows (the `bools` columns as booleans; missing ones
