@@ -27,16 +27,12 @@ import org.asynchttpclient.ListenableFuture;
 final class AhcDriver implements Driver {
     private final AsyncHttpClient client;
     private final Limiter limiter;
-    private final Pool pool;
 
     AhcDriver(Pool pool) {
-        this.pool = pool;
+        limiter = new Limiter(pool); // connections in flight at most, each within the timeout; as shipped, neither
         DefaultAsyncHttpClientConfig.Builder config = Dsl.config()
                 .setHttp2Enabled(false); // shipped true: HTTP/2 when TLS's ALPN offers it (never on http://)
-        if (pool.shipped()) {
-            limiter = null;
-        } else {
-            limiter = new Limiter(pool.connections());
+        if (!pool.shipped()) {
             config.setIoThreadsCount(pool.ioThreads()) // shipped -1: one event loop per core
                     .setConnectTimeout(pool.timeout())  // shipped 5 s
                     .setRequestTimeout(pool.timeout())  // shipped 60 s, from the send
@@ -47,20 +43,9 @@ final class AhcDriver implements Driver {
     }
 
     @Override
-    public String id() {
-        return "ahc";
-    }
-
-    @Override
-    public String version() {
-        return Drivers.pomVersion(AsyncHttpClient.class, "org.asynchttpclient", "async-http-client");
-    }
-
-    @Override
     public CompletableFuture<Response> get(URI uri) {
-        CompletableFuture<org.asynchttpclient.Response> done =
-                limiter == null ? send(uri) : limiter.submit(() -> send(uri));
-        return pool.bound(done).thenApply(r -> new Response(r.getStatusCode(), r.getResponseBodyAsBytes().length));
+        return limiter.submit(() -> send(uri))
+                .thenApply(r -> new Response(r.getStatusCode(), r.getResponseBodyAsBytes().length));
     }
 
     /** The request's future, which aborts it (closing its connection) when it fails or is cancelled first. */

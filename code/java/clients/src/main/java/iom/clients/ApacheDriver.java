@@ -63,16 +63,6 @@ final class ApacheDriver implements Driver {
     }
 
     @Override
-    public String id() {
-        return "apache-hc5";
-    }
-
-    @Override
-    public String version() {
-        return Drivers.pomVersion(HttpAsyncClients.class, "org.apache.httpcomponents.client5", "httpclient5");
-    }
-
-    @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<Response> done = new CompletableFuture<>();
         Future<SimpleHttpResponse> sent = client.execute(SimpleRequestBuilder.get(uri).build(),
@@ -93,12 +83,7 @@ final class ApacheDriver implements Driver {
                         done.completeExceptionally(new CancellationException("cancelled by the client"));
                     }
                 });
-        done.whenComplete((r, e) -> {
-            if (e != null) {
-                sent.cancel(true); // no-op once it ended: a timeout frees the lease or its queue place
-            }
-        });
-        return pool.bound(done);
+        return pool.bound(done, e -> sent.cancel(true)); // a timeout frees the lease or its queue place
     }
 
     @Override

@@ -25,12 +25,11 @@ final class JdkDriver implements Driver {
         this.pool = pool;
         HttpClient.Builder builder = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1); // shipped HTTP_2 (an h2c upgrade on http://)
+        limiter = new Limiter(pool); // connections in flight at most, each within the timeout; as shipped, neither
         if (pool.shipped()) {
             executor = null;
-            limiter = null;
         } else {
             executor = Executors.newFixedThreadPool(pool.ioThreads()); // shipped: a cached pool, unbounded
-            limiter = new Limiter(pool.connections());
             builder.executor(executor)
                     .connectTimeout(pool.timeout()); // shipped: none
         }
@@ -38,19 +37,8 @@ final class JdkDriver implements Driver {
     }
 
     @Override
-    public String id() {
-        return "jdk";
-    }
-
-    @Override
-    public String version() {
-        return Runtime.version().toString();
-    }
-
-    @Override
     public CompletableFuture<Response> get(URI uri) {
-        CompletableFuture<HttpResponse<byte[]>> done = limiter == null ? send(uri) : limiter.submit(() -> send(uri));
-        return pool.bound(done).thenApply(r -> new Response(r.statusCode(), r.body().length));
+        return limiter.submit(() -> send(uri)).thenApply(r -> new Response(r.statusCode(), r.body().length));
     }
 
     /** sendAsync's own future: {@code cancel(true)} aborts the exchange (JDK 16+). */

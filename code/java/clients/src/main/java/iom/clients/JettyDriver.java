@@ -37,16 +37,6 @@ final class JettyDriver implements Driver {
     }
 
     @Override
-    public String id() {
-        return "jetty";
-    }
-
-    @Override
-    public String version() {
-        return Drivers.pomVersion(HttpClient.class, "org.eclipse.jetty", "jetty-client");
-    }
-
-    @Override
     public CompletableFuture<Response> get(URI uri) {
         Request request = client.newRequest(uri);
         if (!pool.shipped()) {
@@ -54,12 +44,7 @@ final class JettyDriver implements Driver {
         }
         CompletableFuture<Response> done = new CompletableResponseListener(request).send()
                 .thenApply(r -> new Response(r.getStatus(), r.getContent().length));
-        done.whenComplete((r, e) -> {
-            if (e != null) {
-                request.abort(e); // no-op once it ended
-            }
-        });
-        return pool.bound(done);
+        return pool.bound(done, request::abort);
     }
 
     @Override

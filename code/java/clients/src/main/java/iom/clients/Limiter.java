@@ -5,27 +5,35 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 /**
- * At most {@code permits} requests at a time, without blocking a thread: the pool of the two
- * clients whose own cap on connections cannot queue requests (the JDK's has no cap; AHC's cap
- * makes a request wait for a connection to close, not for one to come back to the pool). A request
- * waits its turn in arrival order; one that gave up (its future failed first, by a timeout) is
- * skipped, and its permit goes to the next one.
+ * At most {@code connections} requests of a {@link Pool} at a time, without blocking a thread,
+ * each bounded by the pool's timeout ({@link Pool#bound}): the pool of the two clients whose own
+ * cap on connections cannot queue requests (the JDK's has no cap; AHC's cap makes a request wait
+ * for a connection to close, not for one to come back to the pool). A request waits its turn in
+ * arrival order; one that gave up (its future failed first, by a timeout) is skipped, and its
+ * permit goes to the next one. As shipped ({@link Pool#SHIPPED}), neither limit nor timeout.
  */
 final class Limiter {
+    private final Pool pool;
     private final ArrayDeque<CompletableFuture<Void>> waiting = new ArrayDeque<>();
     private int free;
 
-    Limiter(int permits) {
-        free = permits;
+    Limiter(Pool pool) {
+        this.pool = pool;
+        free = pool.connections();
     }
 
     /**
-     * Starts a request once a permit is free; the permit is freed when that request ends. The
-     * returned future completes as the request does. If it fails first (a timeout, see
-     * {@link Pool#bound}), a request still waiting gives up its turn, and a started one is
-     * cancelled with {@code cancel(true)}, which the caller's {@code start} must make abort it.
+     * Starts a request once a permit is free (at once as shipped); the permit is freed when that
+     * request ends. The returned future completes as the request does, or fails once the pool's
+     * timeout has passed. If it fails first, a request still waiting gives up its turn, and a
+     * started one is cancelled with {@code cancel(true)}, which the caller's {@code start} must
+     * make abort it.
      */
     <T> CompletableFuture<T> submit(Supplier<? extends CompletableFuture<T>> start) {
+        return pool.shipped() ? start.get() : pool.bound(queued(start));
+    }
+
+    private <T> CompletableFuture<T> queued(Supplier<? extends CompletableFuture<T>> start) {
         CompletableFuture<T> done = new CompletableFuture<>();
         CompletableFuture<Void> turn = acquire();
         turn.thenRun(() -> {

@@ -45,21 +45,6 @@ final class OkHttpDriver implements Driver {
     }
 
     @Override
-    public String id() {
-        return "okhttp";
-    }
-
-    /** OkHttp's jar (built by Gradle) has no pom.properties; its VERSION field, read at run time. */
-    @Override
-    public String version() {
-        try {
-            return String.valueOf(Class.forName("okhttp3.OkHttp").getField("VERSION").get(null));
-        } catch (ReflectiveOperationException e) {
-            return "unknown";
-        }
-    }
-
-    @Override
     public CompletableFuture<Response> get(URI uri) {
         CompletableFuture<Response> done = new CompletableFuture<>();
         Call call = client.newCall(new Request.Builder().url(uri.toString()).build());
@@ -78,12 +63,7 @@ final class OkHttpDriver implements Driver {
                 }
             }
         });
-        done.whenComplete((r, e) -> {
-            if (e != null) {
-                call.cancel(); // no-op once it ended; a queued call then fails as soon as it runs
-            }
-        });
-        return pool.bound(done);
+        return pool.bound(done, e -> call.cancel()); // a queued call then fails as soon as it runs
     }
 
     @Override

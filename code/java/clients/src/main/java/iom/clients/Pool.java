@@ -3,6 +3,7 @@ package iom.clients;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The knobs every driver sets alike: at most {@code connections} connections to the server (and so
@@ -44,5 +45,20 @@ public record Pool(int connections, int ioThreads, Duration timeout) {
      */
     <T> CompletableFuture<T> bound(CompletableFuture<T> request) {
         return shipped() ? request : request.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * {@link #bound(CompletableFuture)}, for a driver whose library aborts a request its own way:
+     * {@code abort} runs with the failure once {@code request} fails (by the timeout, or otherwise),
+     * so that the connection goes back to the pool or is closed. It must be a no-op once the
+     * library's request has ended.
+     */
+    <T> CompletableFuture<T> bound(CompletableFuture<T> request, Consumer<Throwable> abort) {
+        request.whenComplete((r, e) -> {
+            if (e != null) {
+                abort.accept(e);
+            }
+        });
+        return bound(request);
     }
 }

@@ -6,11 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,13 +13,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -35,70 +26,28 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class DriversTest {
     static final int BODY = 3000; // more than one read of some clients' first buffer
-    static HttpServer server;
-    static final AtomicInteger inFlight = new AtomicInteger();
-    static final AtomicInteger maxInFlight = new AtomicInteger();
     static final Set<String> protocols = ConcurrentHashMap.newKeySet();
     static final Set<String> upgrades = ConcurrentHashMap.newKeySet();
 
-    @BeforeAll
-    static void start() throws IOException {
-        System.setProperty("sun.net.httpserver.nodelay", "true");
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
-        server.setExecutor(Executors.newCachedThreadPool());
-        server.createContext("/", DriversTest::answer);
-        server.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.stop(0);
-    }
-
-    /** A request a client gave up on may still sleep in the server: let it end before counting. */
-    @BeforeEach
-    void awaitServerIdle() throws InterruptedException {
-        for (int i = 0; i < 300 && inFlight.get() > 0; i++) {
-            Thread.sleep(10);
-        }
-        assertEquals(0, inFlight.get(), "the server still holds requests");
-    }
+    @RegisterExtension
+    static final CountingServer server = new CountingServer(DriversTest::answer);
 
     /** GET /?ms=M answers BODY bytes after M ms. */
-    static void answer(HttpExchange x) throws IOException {
-        int now = inFlight.incrementAndGet();
-        maxInFlight.accumulateAndGet(now, Math::max);
-        boolean answered = false;
-        try {
-            protocols.add(x.getProtocol());
-            String upgrade = x.getRequestHeaders().getFirst("Upgrade");
-            if (upgrade != null) {
-                upgrades.add(upgrade);
-            }
-            String query = x.getRequestURI().getQuery();
-            if (query != null && query.startsWith("ms=")) {
-                Thread.sleep(Long.parseLong(query.substring(3)));
-            }
-            byte[] body = "x".repeat(BODY).getBytes();
-            // the request stops counting as its answer starts: the client may send its next request on this
-            // connection as soon as it has read the answer, before this thread is back in `finally`
-            answered = true;
-            inFlight.decrementAndGet();
-            x.sendResponseHeaders(200, body.length);
-            try (OutputStream out = x.getResponseBody()) {
-                out.write(body);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            if (!answered) {
-                inFlight.decrementAndGet();
-            }
+    static CountingServer.Answer answer(HttpExchange x) throws InterruptedException {
+        protocols.add(x.getProtocol());
+        String upgrade = x.getRequestHeaders().getFirst("Upgrade");
+        if (upgrade != null) {
+            upgrades.add(upgrade);
         }
+        String query = x.getRequestURI().getQuery();
+        if (query != null && query.startsWith("ms=")) {
+            Thread.sleep(Long.parseLong(query.substring(3)));
+        }
+        return new CountingServer.Answer(200, "x".repeat(BODY).getBytes());
     }
 
     static URI uri(String query) {
-        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/" + query);
+        return URI.create(server.url("/" + query));
     }
 
     /**
@@ -139,7 +88,7 @@ class DriversTest {
     void thePoolBoundsTheRequestsInFlight(String id) throws Exception {
         int n = 4;
         try (Driver d = Drivers.open(id, Pool.of(n, 1, Duration.ofSeconds(10)))) {
-            maxInFlight.set(0);
+            server.peak.set(0);
             List<CompletableFuture<Driver.Response>> all = new ArrayList<>();
             for (int i = 0; i < 5 * n; i++) {
                 all.add(d.get(uri("?ms=100")));
@@ -147,7 +96,7 @@ class DriversTest {
             for (CompletableFuture<Driver.Response> f : all) {
                 assertEquals(200, f.get(20, TimeUnit.SECONDS).status());
             }
-            assertEquals(n, maxInFlight.get(), "requests the server saw at once");
+            assertEquals(n, server.peak.get(), "requests the server saw at once");
         }
     }
 
@@ -184,7 +133,7 @@ class DriversTest {
 
     @Test
     void theLimiterSkipsAWaiterThatGaveUp() throws Exception {
-        Limiter limiter = new Limiter(1);
+        Limiter limiter = new Limiter(Pool.of(1, 1, Duration.ofSeconds(1)));
         assertTrue(limiter.acquire().isDone());
         CompletableFuture<Void> gaveUp = limiter.acquire();
         CompletableFuture<Void> next = limiter.acquire();

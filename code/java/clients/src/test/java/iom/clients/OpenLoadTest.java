@@ -6,25 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.HistogramLogReader;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -39,33 +36,22 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (Jetty) and a thread-per-call one (OkHttp).
  */
 class OpenLoadTest {
-    static HttpServer server;
-    static final AtomicInteger inFlight = new AtomicInteger(), peak = new AtomicInteger();
     static final AtomicInteger stallArrivals = new AtomicInteger(), seen = new AtomicInteger();
     static final AtomicLong stallFrom = new AtomicLong(), stallUntil = new AtomicLong();
 
-    @BeforeAll
-    static void start() throws IOException {
-        System.setProperty("sun.net.httpserver.nodelay", "true");
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
-        server.setExecutor(Executors.newCachedThreadPool());
-        server.createContext("/", OpenLoadTest::answer);
-        server.start();
-    }
+    @RegisterExtension
+    static final CountingServer server = new CountingServer(OpenLoadTest::answer);
 
-    @AfterAll
-    static void stop() {
-        server.stop(0);
-    }
+    /** A test for an event-loop client (Jetty) and a thread-per-call one (OkHttp). */
+    @Target(ElementType.METHOD)
+    @Retention(RetentionPolicy.RUNTIME)
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "okhttp"})
+    @interface JettyAndOkHttp {}
 
-    /** A request a client gave up on may still sleep in the server: let it end before counting. */
     @BeforeEach
-    void reset() throws InterruptedException {
-        for (int i = 0; i < 300 && inFlight.get() > 0; i++) {
-            Thread.sleep(10);
-        }
-        assertEquals(0, inFlight.get(), "the server still holds requests");
-        peak.set(0);
+    void reset() {
+        server.peak.set(0);
         seen.set(0);
         stallArrivals.set(0);
         stallFrom.set(Long.MAX_VALUE);
@@ -76,53 +62,38 @@ class OpenLoadTest {
      * /?ms=M answers "ok" after M ms; /fail answers 503; /stall?at=N holds every request for
      * 500 ms from the N-th one on, once (and counts the requests that arrive meanwhile).
      */
-    static void answer(HttpExchange x) throws IOException {
-        peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-        boolean answered = false;
-        try {
-            String path = x.getRequestURI().getPath(), query = String.valueOf(x.getRequestURI().getQuery());
-            long now = System.nanoTime();
-            if (path.equals("/stall")) {
-                if (seen.incrementAndGet() == Integer.parseInt(query.substring(3))) {
-                    stallFrom.set(now);
-                    stallUntil.set(now + 500_000_000L);
-                }
-                if (now >= stallFrom.get() && now < stallUntil.get()) {
-                    stallArrivals.incrementAndGet();
-                }
-                long wait = stallUntil.get() - System.nanoTime();
-                if (wait > 0) {
-                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-                }
-            } else if (query.startsWith("ms=")) {
-                Thread.sleep(Long.parseLong(query.substring(3)));
+    static CountingServer.Answer answer(HttpExchange x) throws InterruptedException {
+        String path = x.getRequestURI().getPath(), query = String.valueOf(x.getRequestURI().getQuery());
+        long now = System.nanoTime();
+        if (path.equals("/stall")) {
+            if (seen.incrementAndGet() == Integer.parseInt(query.substring(3))) {
+                stallFrom.set(now);
+                stallUntil.set(now + 500_000_000L);
             }
-            byte[] body = "ok".getBytes();
-            // the request stops counting as its answer starts: the client may send its next request on this
-            // connection as soon as it has read the answer, before this thread is back in `finally`
-            answered = true;
-            inFlight.decrementAndGet();
-            x.sendResponseHeaders(path.equals("/fail") ? 503 : 200, body.length);
-            try (OutputStream out = x.getResponseBody()) {
-                out.write(body);
+            if (now >= stallFrom.get() && now < stallUntil.get()) {
+                stallArrivals.incrementAndGet();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            if (!answered) {
-                inFlight.decrementAndGet();
+            long wait = stallUntil.get() - System.nanoTime();
+            if (wait > 0) {
+                Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
             }
+        } else if (query.startsWith("ms=")) {
+            Thread.sleep(Long.parseLong(query.substring(3)));
         }
+        return new CountingServer.Answer(path.equals("/fail") ? 503 : 200, "ok".getBytes());
     }
 
     static String url(String pathAndQuery) {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + pathAndQuery;
+        return server.url(pathAndQuery);
     }
 
+    /** Runs OpenLoad with these arguments, and checks that its result accounts for every offered request. */
     static Map<String, Object> load(String... args) throws Exception {
         LoadOptions o = LoadOptions.parse(args);
         try (Driver d = Drivers.open(o.client(), o.pool())) {
-            return new OpenLoad(o, d).run();
+            Map<String, Object> r = new OpenLoad(o, d).run();
+            assertAccounted(r);
+            return r;
         }
     }
 
@@ -151,7 +122,6 @@ class OpenLoadTest {
                 url("/"));
         long offered = n(r, "offered");
         assertTrue(offered >= 199 && offered <= 201, "offered " + offered);
-        assertAccounted(r);
         assertEquals(offered, n(r, "ok"), r.toString());
         assertEquals(id, r.get("client"));
         assertTrue(!"unknown".equals(r.get("client_version")), r.toString());
@@ -166,29 +136,24 @@ class OpenLoadTest {
         assertTrue(Math.abs(n(warm, "offered") - 50) <= 1, "warm-up at 50/s for 1 s: " + warm);
         assertTrue(Math.abs(n(r, "offered") - 200) <= 1, "measured at 200/s for 1 s: " + r);
         assertEquals(50.0, ms(r, "warmup_rate"), 0.0);
-        assertAccounted(r);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"jetty", "okhttp"})
+    @JettyAndOkHttp
     void aFullInFlightBoundDropsRequestsAndNeverSendsMore(String id) throws Exception {
         Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "1", "--connections", "8",
                 "--max-in-flight", "5", url("/?ms=300"));
-        assertAccounted(r);
         assertTrue(n(r, "dropped") >= 70, "5 in flight of 300 ms each send about 20 of 100: " + r);
         assertEquals(n(r, "sent"), n(r, "ok"), r.toString());
-        assertTrue(peak.get() <= 5, "the server saw " + peak.get() + " at once");
+        assertTrue(server.peak.get() <= 5, "the server saw " + server.peak.get() + " at once");
         assertTrue(n(r, "in_flight_max") <= 5, r.toString());
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"jetty", "okhttp"})
+    @JettyAndOkHttp
     void aServerStallIsChargedToEveryRequestItDelayed(String id) throws Exception {
         // At 100/s, the 60th request stalls the server 500 ms: 4 connections let only 4 requests
         // reach it meanwhile, but the 50 intended then wait too, and count from their intended start.
         Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "2", "--connections", "4",
                 url("/stall?at=60"));
-        assertAccounted(r);
         assertTrue(stallArrivals.get() <= 4, stallArrivals.get() + " requests reached the server in the stall");
         assertTrue(ms(r, "p99_ms") >= 400, "p99 " + r.get("p99_ms") + " ms: " + r);
         assertTrue(ms(r, "p90_ms") < 400, "p90 " + r.get("p90_ms") + " ms: only a quarter of the requests waited");
@@ -229,23 +194,19 @@ class OpenLoadTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"jetty", "okhttp"})
+    @JettyAndOkHttp
     void nonTwoHundredsAreCountedNotTimed(String id) throws Exception {
         Map<String, Object> r = load("--client", id, "--rate", "50", "--duration", "0.5", url("/fail"));
-        assertAccounted(r);
         assertEquals(n(r, "offered"), n(r, "non2xx"), r.toString());
         assertEquals(0, n(r, "ok"));
         assertNull(r.get("p50_ms"));
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"jetty", "okhttp"})
+    @JettyAndOkHttp
     void theIntervalLogHoldsEveryOkLatency(String id, @TempDir Path dir) throws Exception {
         Path hlog = dir.resolve("run.hlog");
         Map<String, Object> r = load("--client", id, "--rate", "100", "--duration", "2", "--warmup", "0.5",
                 "--hlog", hlog.toString(), url("/"));
-        assertAccounted(r);
         HistogramLogReader reader = new HistogramLogReader(hlog.toString());
         long count = 0;
         int intervals = 0;
@@ -265,7 +226,6 @@ class OpenLoadTest {
         Path dump = dir.resolve("run.threads.txt");
         Map<String, Object> r = load("--client", "okhttp", "--rate", "20", "--duration", "2", "--connections", "16",
                 "--thread-dump", dump.toString(), url("/?ms=300"));
-        assertAccounted(r);
         assertEquals(dump.toString(), r.get("thread_dump"));
         String text = java.nio.file.Files.readString(dump);
         assertTrue(text.startsWith("OpenLoad okhttp "), text);
@@ -283,18 +243,15 @@ class OpenLoadTest {
         assertTrue(!java.nio.file.Files.exists(none));
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"jetty", "okhttp"})
+    @JettyAndOkHttp
     void aBurstIsAccountedForWhateverHappens(String id) throws Exception {
         Map<String, Object> fast = load("--client", id, "--mode", "burst", "--requests", "200", "--connections", "4",
                 url("/"));
-        assertAccounted(fast);
         assertEquals(200, n(fast, "offered"));
         assertEquals(200, n(fast, "ok"), fast.toString());
         // 2 connections, 300 ms each, a 0.5 s timeout: most of the 20 time out waiting.
         Map<String, Object> slow = load("--client", id, "--mode", "burst", "--requests", "20", "--connections", "2",
                 "--timeout", "0.5", url("/?ms=300"));
-        assertAccounted(slow);
         assertTrue(n(slow, "timeouts") >= 14, slow.toString());
     }
 
@@ -302,7 +259,6 @@ class OpenLoadTest {
     void parkModeCountsSubmissions() throws Exception {
         Map<String, Object> r = load("--client", "okhttp", "--mode", "park", "--park-us", "1000", "--duration",
                 "0.5", url("/"));
-        assertAccounted(r);
         assertTrue(n(r, "submits") >= 100 && n(r, "submits") <= 500, r.toString());
         assertTrue(ms(r, "submit_rps") > 0, r.toString());
     }

@@ -8,6 +8,7 @@
  *
  * Answers are written as they are made and flushed once per read on the event loop, or once per
  * answer on the business executor (NettyProvider.dispatch), which also keeps them in order.
+ * The flush per read, the FIN and a failed connection are RpcHandler's, as for HttpRpcHandler.
  */
 package iom.rpc.netty;
 
@@ -17,30 +18,23 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.concurrent.EventExecutor;
 import iom.rpc.Codec;
 import iom.rpc.Provider;
 
 // BEGIN handler
-final class FrameRpcHandler extends SimpleChannelInboundHandler<ByteBuf> {
-    private final Codec codec;
-    private final Provider provider;
-    private final EventExecutor business; // null: the call runs on the event loop
+final class FrameRpcHandler extends RpcHandler<ByteBuf> {
     private ChannelFuture last; // the last answer's write; where the answers run, one thread
     private boolean closed; // a bad message closed the connection; the same
 
     FrameRpcHandler(Codec codec, Provider provider, EventExecutor business) {
-        this.codec = codec;
-        this.provider = provider;
-        this.business = business;
+        super(codec, provider, business);
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
         byte[] call = ByteBufUtil.getBytes(frame); // the frame is released on return
-        NettyProvider.dispatch(ctx, business, () -> {
+        dispatch(ctx, () -> {
             if (closed) {
                 return; // a frame after the bad one
             }
@@ -54,27 +48,10 @@ final class FrameRpcHandler extends SimpleChannelInboundHandler<ByteBuf> {
     }
 
     /** Sends the answers written so far, then closes (an empty write would be an empty frame). */
-    private void closeAfterAnswers(ChannelHandlerContext ctx) {
+    @Override
+    void closeAfterAnswers(ChannelHandlerContext ctx) {
         ctx.flush();
         (last == null ? ctx.newSucceededFuture() : last).addListener(ChannelFutureListener.CLOSE);
-    }
-
-    @Override
-    public void channelReadComplete(ChannelHandlerContext ctx) {
-        ctx.flush(); // on the event loop: one flush for everything this read answered
-    }
-
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-        if (event instanceof ChannelInputShutdownEvent) { // the peer's FIN: answer what came, then close
-            NettyProvider.dispatch(ctx, business, () -> closeAfterAnswers(ctx));
-        }
-        ctx.fireUserEventTriggered(event);
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.close(); // a reset peer or a frame over 1 MiB: this connection only
     }
 }
 // END handler

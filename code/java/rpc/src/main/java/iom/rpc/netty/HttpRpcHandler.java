@@ -10,6 +10,7 @@
  *
  * Keep-alive follows HttpUtil.isKeepAlive; --keep-alive-requests N closes after the Nth answer,
  * which says Connection: close, as Tomcat's maxKeepAliveRequests does. Flushes: NettyProvider.dispatch.
+ * The flush per read, the FIN and a failed connection are RpcHandler's, as for FrameRpcHandler.
  */
 package iom.rpc.netty;
 
@@ -17,8 +18,6 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -37,18 +36,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 // BEGIN handler
-final class HttpRpcHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
-    private final Codec codec;
-    private final Provider provider;
-    private final EventExecutor business; // null: the call runs on the event loop
+final class HttpRpcHandler extends RpcHandler<FullHttpRequest> {
     private final int keepAliveRequests; // > 0: close after that many; else never
     private int requests;
     private boolean closed; // an answer closed the connection: only where the answers run, one thread
 
     HttpRpcHandler(Codec codec, Provider provider, EventExecutor business, int keepAliveRequests) {
-        this.codec = codec;
-        this.provider = provider;
-        this.business = business;
+        super(codec, provider, business);
         this.keepAliveRequests = keepAliveRequests;
     }
 
@@ -60,7 +54,7 @@ final class HttpRpcHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         HttpMethod method = request.method();
         String uri = request.uri();
         byte[] body = ByteBufUtil.getBytes(request.content()); // the request is released on return
-        NettyProvider.dispatch(ctx, business, () -> {
+        dispatch(ctx, () -> {
             if (!closed) { // else a pipelined request after the answer that closed the connection
                 send(ctx, failed ? text(HttpResponseStatus.BAD_REQUEST, "bad HTTP request") : answer(method, uri, body),
                         keepAlive, http10);
@@ -129,23 +123,10 @@ final class HttpRpcHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         return r;
     }
 
+    /** An empty write: flushes the answers written so far, and closes once they are sent. */
     @Override
-    public void channelReadComplete(ChannelHandlerContext ctx) {
-        ctx.flush(); // on the event loop: one flush for everything this read answered
-    }
-
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-        if (event instanceof ChannelInputShutdownEvent) { // the peer's FIN: answer what came, then close
-            NettyProvider.dispatch(ctx, business,
-                    () -> ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE));
-        }
-        ctx.fireUserEventTriggered(event);
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.close(); // a reset peer, usually: this connection only
+    void closeAfterAnswers(ChannelHandlerContext ctx) {
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
 }
 // END handler

@@ -37,9 +37,6 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -47,11 +44,10 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 import tools.jackson.core.JacksonException;
 
-@Configuration(proxyBeanMethods = false)
-@EnableAutoConfiguration
-@Import(Consumer.Routes.class)
-public class Consumer {
+public final class Consumer {
     private static final MediaType JSON = MediaType.get("application/json");
+
+    private Consumer() {}
 
     // BEGIN consumer-call
     @RestController
@@ -107,6 +103,6 @@ public class Consumer {
                     + opts.provider + "'");
             System.exit(1);
         }
-        MvcProvider.boot(opts, Consumer.class, WebApplicationType.SERVLET, MvcProvider.tomcat(opts));
+        SpringApp.boot(opts, WebApplicationType.SERVLET, MvcProvider.tomcat(opts), Routes.class);
     }
 }

@@ -33,14 +33,9 @@ import iom.rpc.Provider;
 import iom.rpc.RpcOptions;
 import iom.rpc.RpcRequest;
 import iom.rpc.RpcResponse;
-import iom.rpc.UserServiceImpl;
 import java.util.HashMap;
 import java.util.Map;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -49,14 +44,8 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-@Configuration(proxyBeanMethods = false)
-@EnableAutoConfiguration
-@Import(FluxProvider.Routes.class)
-public class FluxProvider {
-    @Bean
-    Provider provider(RpcOptions opts) {
-        return Provider.of(new UserServiceImpl(opts.contract));
-    }
+public final class FluxProvider {
+    private FluxProvider() {}
 
     // BEGIN flux-routes
     @RestController
@@ -96,6 +85,6 @@ public class FluxProvider {
         if (opts.keepAliveRequests > 0) {
             p.put("server.netty.max-keep-alive-requests", opts.keepAliveRequests);
         }
-        MvcProvider.boot(opts, FluxProvider.class, WebApplicationType.REACTIVE, p);
+        SpringApp.bootProvider(opts, Routes.class, WebApplicationType.REACTIVE, p);
     }
 }

@@ -14,7 +14,7 @@
  * server.address and server.port. Everything else is as shipped (--backlog and --idle-timeout-s
  * are ignored: Tomcat keeps its accept-count 100 and its 60 s connection timeout). The JSON is
  * Json.MAPPER's, given to Spring as its JsonMapper bean (Boot's own backs off), so the body bytes
- * are every provider's. boot() below is the start and stop of all three Spring apps.
+ * are every provider's. SpringApp.boot() is the start and stop of all three Spring apps.
  *
  * Build: make -C code rpc
  * Run:   cd code/java/rpc && $(../../tools/find-jdk)/bin/java -cp target/iom-rpc.jar:$(cat target/classpath.txt) \
@@ -26,25 +26,14 @@
  */
 package iom.rpc.spring;
 
-import iom.common.Server;
-import iom.rpc.Json;
-import iom.rpc.Profiling;
 import iom.rpc.Provider;
 import iom.rpc.RpcOptions;
 import iom.rpc.RpcRequest;
 import iom.rpc.RpcResponse;
-import iom.rpc.UserServiceImpl;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -53,14 +42,8 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 
-@Configuration(proxyBeanMethods = false)
-@EnableAutoConfiguration
-@Import(MvcProvider.Routes.class)
-public class MvcProvider {
-    @Bean
-    Provider provider(RpcOptions opts) {
-        return Provider.of(new UserServiceImpl(opts.contract));
-    }
+public final class MvcProvider {
+    private MvcProvider() {}
 
     // BEGIN mvc-routes
     @RestController
@@ -110,41 +93,6 @@ public class MvcProvider {
         RpcOptions opts = RpcOptions.parse(virtual ? "rpc-tomcat-vt" : "rpc-tomcat", rest);
         Map<String, Object> p = tomcat(opts);
         p.put("spring.threads.virtual.enabled", virtual);
-        boot(opts, MvcProvider.class, WebApplicationType.SERVLET, p);
+        SpringApp.bootProvider(opts, Routes.class, WebApplicationType.SERVLET, p);
     }
-
-    // BEGIN boot
-    /**
-     * Runs a Spring Boot app (no component scan: config names its beans; the options and
-     * Json.MAPPER are beans too) under the contract: no banner, logging at WARN on stderr
-     * (logback.xml), READY once listening, SIGTERM exits 0, a failed start exits 1 with "error:".
-     */
-    static void boot(RpcOptions opts, Class<?> config, WebApplicationType type, Map<String, Object> properties) {
-        Map<String, Object> p = new HashMap<>(properties);
-        p.put("server.address", opts.contract.host);
-        p.put("server.port", opts.contract.port);
-        p.put("spring.main.banner-mode", "off");
-        p.put("spring.main.log-startup-info", false);
-        p.put("spring.main.register-shutdown-hook", false);
-        p.put("logging.level.root", "WARN");
-        // Spring MVC warns of every bad request it answers with a 400: no logging per request.
-        p.put("logging.level.org.springframework.web.servlet.mvc.support.DefaultHandlerExceptionResolver", "ERROR");
-        SpringApplication app = new SpringApplication(config);
-        app.setWebApplicationType(type);
-        app.setDefaultProperties(p);
-        app.addInitializers(context -> {
-            context.getBeanFactory().registerSingleton("rpcOptions", opts);
-            context.getBeanFactory().registerSingleton("jsonMapper", Json.MAPPER);
-        });
-        ConfigurableApplicationContext context;
-        try {
-            context = app.run();
-        } catch (RuntimeException e) {
-            throw Server.halt("start " + opts.id + " on " + opts.contract.host + ":" + opts.contract.port, e);
-        }
-        Server.stopOnSignal(context::close);
-        Server.ready(((WebServerApplicationContext) context).getWebServer().getPort());
-        Profiling.schedule(opts);
-    }
-    // END boot
 }
