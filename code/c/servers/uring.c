@@ -4,21 +4,20 @@
  * Instead of asking "which socket is ready?" and then calling read(), the server queues
  * the operations themselves (accept, recv, send, a timeout for simulated work) in a
  * submission ring and reaps their results from a completion ring; one
- * io_uring_submit_and_wait() both submits and waits. Exits 77 where the kernel has no
- * io_uring (or forbids it), as a skip rather than a failure.
+ * io_uring_submit_and_wait() both submits and waits (the loop, with the ring's setup, is in
+ * common/ring.c, shared with c-uring-multishot). Exits 77 where the kernel has no io_uring
+ * (or forbids it), as a skip rather than a failure.
  *
  * Build: make -C code/c build/c-uring     Run: code/c/build/c-uring --port 8080
  * Chapter: book/c/event-loops.md ("io_uring: hand the kernel the IO itself")
  */
 #define _GNU_SOURCE
 #include "../common/conn.h"
+#include "../common/ring.h"
 #include "../common/server.h"
 
 #include <errno.h>
-#include <liburing.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,30 +37,18 @@ static struct options opts;
 static struct __kernel_timespec work_time; /* --work-ms, the timeout that stands for it */
 static struct conn acceptor = {.op = OP_ACCEPT};
 static struct live open_conns;
+static int listen_fd;
 
-static struct io_uring_sqe *get_sqe(void)
+static void queue_accept(void)
 {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-    if (sqe == NULL) { /* ring full: submit what is queued to make room */
-        if (io_uring_submit(&ring) < 0)
-            die("io_uring_submit");
-        sqe = io_uring_get_sqe(&ring);
-        if (sqe == NULL)
-            die("io_uring_get_sqe");
-    }
-    return sqe;
-}
-
-static void queue_accept(int lfd)
-{
-    struct io_uring_sqe *sqe = get_sqe();
-    io_uring_prep_accept(sqe, lfd, NULL, NULL, SOCK_CLOEXEC);
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
+    io_uring_prep_accept(sqe, listen_fd, NULL, NULL, SOCK_CLOEXEC);
     io_uring_sqe_set_data(sqe, &acceptor);
 }
 
 static void queue_recv(struct conn *c)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
     c->op = OP_RECV;
     io_uring_prep_recv(sqe, c->fd, c->b.in + c->b.in_len, sizeof c->b.in - c->b.in_len, 0);
     io_uring_sqe_set_data(sqe, c);
@@ -69,7 +56,7 @@ static void queue_recv(struct conn *c)
 
 static void queue_send(struct conn *c)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
     c->op = OP_SEND;
     io_uring_prep_send(sqe, c->fd, c->b.out + c->b.out_off, c->b.out_len - c->b.out_off, MSG_NOSIGNAL);
     io_uring_sqe_set_data(sqe, c);
@@ -84,7 +71,7 @@ static void finish(struct conn *c)
 
 static void queue_work(struct conn *c)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
     c->op = OP_WORK;
     io_uring_prep_timeout(sqe, &work_time, 0, 0); /* its completion stands for the work */
     io_uring_sqe_set_data(sqe, c);
@@ -104,11 +91,13 @@ static void next_step(struct conn *c)
 }
 
 // BEGIN completion
-static void on_completion(int lfd, struct conn *c, int res)
+static void on_completion(struct io_uring_cqe *cqe)
 {
+    struct conn *c = io_uring_cqe_get_data(cqe); /* what the operation was queued with */
+    int res = cqe->res;
     switch (c->op) {
     case OP_ACCEPT:
-        queue_accept(lfd); /* keep one accept in flight */
+        queue_accept(); /* keep one accept in flight */
         if (res < 0) {
             if (res != -EINTR && res != -ECONNABORTED && res != -EMFILE && res != -ENFILE) {
                 errno = -res;
@@ -157,52 +146,20 @@ static void on_completion(int lfd, struct conn *c, int res)
 
 int main(int argc, char **argv)
 {
+    static const int needs[] = {IORING_OP_ACCEPT, IORING_OP_RECV, IORING_OP_SEND};
     parse_options(argc, argv, &opts, NULL);
     install_signals();
-    int ret = io_uring_queue_init(RING_ENTRIES, &ring, 0);
-    if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP) {
-        fprintf(stderr, "io_uring_queue_init: %s: io_uring is not available here\n", strerror(-ret));
-        return EXIT_UNSUPPORTED;
-    }
-    if (ret < 0) {
-        errno = -ret;
-        die("io_uring_queue_init");
-    }
-    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
-    if (probe == NULL || !io_uring_opcode_supported(probe, IORING_OP_ACCEPT) ||
-        !io_uring_opcode_supported(probe, IORING_OP_RECV) || !io_uring_opcode_supported(probe, IORING_OP_SEND)) {
-        fprintf(stderr, "io_uring here lacks accept, recv or send\n");
-        return EXIT_UNSUPPORTED;
-    }
-    io_uring_free_probe(probe);
-    struct timespec work = timespec_ms(opts.work_ms);
-    work_time = (struct __kernel_timespec){.tv_sec = work.tv_sec, .tv_nsec = work.tv_nsec};
+    ring_init(&ring, RING_ENTRIES, 0, NULL);
+    ring_require(&ring, "io_uring accept, recv and send", needs, sizeof needs / sizeof needs[0]);
+    work_time = ring_timeout_ms(opts.work_ms);
     live_init(&open_conns);
-    int lfd = listen_socket(&opts, 0, 0);
-    queue_accept(lfd);
-    announce_ready(lfd);
-
-    // BEGIN loop
-    while (!stop_requested) {
-        ret = io_uring_submit_and_wait(&ring, 1);
-        if (ret < 0) {
-            if (ret == -EINTR)
-                continue;
-            errno = -ret;
-            die("io_uring_submit_and_wait");
-        }
-        struct io_uring_cqe *cqe;
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
-            on_completion(lfd, io_uring_cqe_get_data(cqe), cqe->res);
-            seen++;
-        }
-        io_uring_cq_advance(&ring, seen);
-    }
-    // END loop
+    listen_fd = listen_socket(&opts, 0, 0);
+    queue_accept();
+    announce_ready(listen_fd);
+    ring_loop(&ring, on_completion);
     io_uring_queue_exit(&ring); /* cancels what is in flight; only then free its buffers */
     for (struct live *n; (n = live_first(&open_conns)) != NULL;)
         finish(live_owner(n, struct conn, link));
-    close(lfd);
+    close(listen_fd);
     return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * c-uring-multishot: io_uring as its authors advise (liburing's examples/proxy.c): the
- * proactor of c-uring, with what each newer kernel added to cut the work per request.
+ * proactor of c-uring (the same loop and setup, common/ring.c), with what each newer
+ * kernel added to cut the work per request.
  *
  * - Multishot accept into direct descriptors: one SQE accepts every connection (a CQE
  *   each, flagged IORING_CQE_F_MORE while it stays armed), so no accept SQE is prepared
@@ -34,14 +35,13 @@
  */
 #define _GNU_SOURCE
 #include "../common/conn.h"
+#include "../common/ring.h"
 #include "../common/server.h"
 
 #include <errno.h>
-#include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -109,15 +109,11 @@ static void give_buf(struct conn_buf *b)
         free(b);
 }
 
+/* A submission slot for an operation of kind k on c (or on no connection: NULL), tagged
+ * with both; c->ops counts what will complete, K_IGNORE aside. */
 static struct io_uring_sqe *get_sqe(struct conn *c, enum kind k)
 {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-    if (sqe == NULL) { /* ring full: submit what is queued to make room */
-        if (io_uring_submit(&ring) < 0)
-            die("io_uring_submit");
-        if ((sqe = io_uring_get_sqe(&ring)) == NULL)
-            die("io_uring_get_sqe");
-    }
+    struct io_uring_sqe *sqe = ring_sqe(&ring);
     io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | k);
     if (c != NULL && k != K_IGNORE)
         c->ops++;
@@ -349,55 +345,30 @@ static void on_completion(struct io_uring_cqe *cqe)
     }
 }
 
-static _Noreturn void unsupported(const char *what, int err)
-{
-    fprintf(stderr, "%s: %s: not supported here\n", what, strerror(err));
-    exit(EXIT_UNSUPPORTED);
-}
-
 /* The ring with the most advised setup flags this kernel accepts. */
 static void setup_ring(void)
 {
     static const unsigned tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
                                      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
                                      IORING_SETUP_COOP_TASKRUN, 0};
-    int ret = -EINVAL;
-    for (size_t i = 0; i < sizeof tries / sizeof tries[0] && ret == -EINVAL; i++) {
-        struct io_uring_params p = {.flags = tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP,
-                                    .cq_entries = CQ_ENTRIES};
-        ret = io_uring_queue_init_params(RING_ENTRIES, &ring, &p);
-    }
-    if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EINVAL)
-        unsupported("io_uring_queue_init_params", -ret);
-    if (ret < 0) {
-        errno = -ret;
-        die("io_uring_queue_init_params");
-    }
+    ring_init(&ring, RING_ENTRIES, CQ_ENTRIES, tries);
     /* Multishot receive came in 6.0 with IORING_OP_SEND_ZC, which the probe can see. */
-    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
-    if (probe == NULL || !io_uring_opcode_supported(probe, IORING_OP_SEND_ZC))
-        unsupported("io_uring multishot receive", ENOSYS);
-    io_uring_free_probe(probe);
+    static const int needs[] = {IORING_OP_SEND_ZC};
+    ring_require(&ring, "io_uring multishot receive", needs, 1);
     (void)io_uring_register_ring_fd(&ring); /* 5.18; without it, each enter looks the ring up */
     struct rlimit lim;
     if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
         die("getrlimit(RLIMIT_NOFILE)");
-    ret = io_uring_register_files_sparse(&ring, lim.rlim_cur < MAX_SLOTS ? (unsigned)lim.rlim_cur : MAX_SLOTS);
-    if (ret < 0) {
-        errno = -ret;
-        die("io_uring_register_files_sparse");
-    }
+    ring_check(io_uring_register_files_sparse(&ring, lim.rlim_cur < MAX_SLOTS ? (unsigned)lim.rlim_cur : MAX_SLOTS),
+               "io_uring_register_files_sparse");
     if (posix_memalign((void **)&buf_ring, 4096, BUF_COUNT * sizeof(struct io_uring_buf)) != 0 ||
         (bufs = malloc((size_t)BUF_COUNT * BUF_SIZE)) == NULL)
         die("malloc(provided buffers)");
     struct io_uring_buf_reg reg = {.ring_addr = (uint64_t)(uintptr_t)buf_ring, .ring_entries = BUF_COUNT, .bgid = BUF_GROUP};
-    ret = io_uring_register_buf_ring(&ring, &reg, 0);
+    int ret = io_uring_register_buf_ring(&ring, &reg, 0);
     if (ret == -EINVAL)
-        unsupported("io_uring_register_buf_ring", -ret);
-    if (ret < 0) {
-        errno = -ret;
-        die("io_uring_register_buf_ring");
-    }
+        ring_unsupported("io_uring_register_buf_ring", -ret);
+    ring_check(ret, "io_uring_register_buf_ring");
     io_uring_buf_ring_init(buf_ring);
     for (int bid = 0; bid < BUF_COUNT; bid++)
         return_buf(bid);
@@ -408,8 +379,7 @@ int main(int argc, char **argv)
     parse_options(argc, argv, &opts, NULL);
     install_signals();
     setup_ring();
-    struct timespec work = timespec_ms(opts.work_ms);
-    work_time = (struct __kernel_timespec){.tv_sec = work.tv_sec, .tv_nsec = work.tv_nsec};
+    work_time = ring_timeout_ms(opts.work_ms);
     live_init(&open_conns);
     listen_fd = listen_socket(&opts, 0, 0);
     int one = 1; /* inherited by every accepted socket (see the top) */
@@ -417,25 +387,7 @@ int main(int argc, char **argv)
         die("setsockopt(TCP_NODELAY)");
     arm_accept();
     announce_ready(listen_fd);
-
-    // BEGIN loop
-    while (!stop_requested) {
-        int ret = io_uring_submit_and_wait(&ring, 1); /* GETEVENTS: deferred task work runs here */
-        if (ret < 0) {
-            if (ret == -EINTR)
-                continue;
-            errno = -ret;
-            die("io_uring_submit_and_wait");
-        }
-        struct io_uring_cqe *cqe;
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
-            on_completion(cqe);
-            seen++;
-        }
-        io_uring_cq_advance(&ring, seen);
-    }
-    // END loop
+    ring_loop(&ring, on_completion); /* its wait runs the deferred task work (GETEVENTS) */
     io_uring_queue_exit(&ring); /* cancels what is in flight, closes the slots; then free */
     for (struct live *n; (n = live_first(&open_conns)) != NULL;) {
         live_remove(n);

@@ -10,6 +10,7 @@
  * Build and run: make -C code/c check
  */
 #include "../common/reactor.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,6 @@
 #define TAKE 7                                   /* events per call: fewer than are ready */
 #define ROUND ((PAIRS + TAKE - 1) / TAKE)        /* calls to go round every ready one */
 #define SETSIZE 1024
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
 
 static int peer[SETSIZE]; /* the other end of each watched descriptor, to close it */
 
@@ -135,10 +126,7 @@ int main(void)
 {
     test_calls_go_round_the_ready_ones();
     test_deletes_and_adds_skip_nobody();
-    if (failures) {
-        fprintf(stderr, "test_reactor (%s): %d checks failed\n", reactor_name(), failures);
-        return 1;
-    }
-    printf("test_reactor (%s): all checks passed\n", reactor_name());
-    return 0;
+    char name[64];
+    snprintf(name, sizeof name, "test_reactor (%s)", reactor_name());
+    return checks_done(name);
 }

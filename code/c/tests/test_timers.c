@@ -7,19 +7,10 @@
  * ever woke the loop again. Build and run: make -C code/c check
  */
 #include "../common/timers.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
 
 struct waiter {
     int id;
@@ -125,10 +116,5 @@ int main(void)
     test_take_due_takes_exactly_the_due_ones();
     test_remove();
     test_clock_is_monotonic_milliseconds();
-    if (failures) {
-        fprintf(stderr, "test_timers: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_timers: all checks passed\n");
-    return 0;
+    return checks_done("test_timers");
 }

@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -34,7 +33,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gen.h"
@@ -67,7 +65,7 @@ static struct {
     long split_pause_us;
     double duration, warmup, timeout;
     int64_t timeout_ns;
-} cfg = {.connections = 32, .size = 5120, .duration = 10, .timeout = 5};
+} cfg = {.connections = 32, .duration = 10, .timeout = 5};
 
 static struct {
     long messages, errors_connect, errors_read, errors_write, errors_timeout, errors_mismatch, stalls;
@@ -109,12 +107,7 @@ static double pct_ms(double p)
 
 static void watch(struct conn *c, uint32_t events)
 {
-    if (events == c->events)
-        return;
-    struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)c->gen << 32 | (uint32_t)c->index};
-    if (epoll_ctl(epfd, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &ev) != 0)
-        die("epoll_ctl");
-    c->events = events;
+    watch_fd(epfd, c->fd, &c->events, events, (uint64_t)c->gen << 32 | (uint32_t)c->index);
 }
 
 static void start_message(struct conn *c, int64_t now);
@@ -265,10 +258,7 @@ static int64_t tick(struct conn *c, int64_t now)
 static void handle(struct conn *c, uint32_t events)
 {
     if (c->state == CONNECTING) {
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-            die("getsockopt SO_ERROR");
+        int err = connect_result(c->fd);
         if (err != 0)
             connect_failed(c, err, now_ns());
         else
@@ -280,20 +270,6 @@ static void handle(struct conn *c, uint32_t events)
         read_some(c);
     if (gen == c->gen && (events & EPOLLOUT) && c->resume_ns == 0 && c->sent < cfg.size)
         write_some(c);
-}
-
-/* Sleep until an event or `until`, with SIGINT and SIGTERM let in only meanwhile. */
-static int wait_events(struct epoll_event *events, int max, int64_t until, const sigset_t *mask)
-{
-    int64_t wait = until - now_ns();
-    wait = wait < 0 ? 0 : wait;
-    struct timespec t = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};
-    int n = epoll_pwait2(epfd, events, max, &t, mask);
-    if (n < 0 && errno == ENOSYS) /* before Linux 5.11: whole milliseconds, rounded up */
-        n = epoll_pwait(epfd, events, max, (int)((wait + 999999) / 1000000), mask);
-    if (n < 0 && errno != EINTR)
-        die("epoll_pwait2");
-    return n < 0 ? 0 : n;
 }
 
 /* The one line on stdout (and a summary on stderr). */
@@ -330,59 +306,67 @@ static void report(double elapsed)
             st.errors_mismatch);
 }
 
+/* What cfg takes only once the flags are checked together: the address, sizes, the pause. */
+static struct {
+    const char *host;
+    int port;                    /* 0: not given */
+    double size, split_at, pause_us; /* pause_us -1: not given */
+} arg = {.host = "127.0.0.1", .size = 5120, .pause_us = -1};
+
+static const char USAGE[] =
+    "usage: %s --port N [--host 127.0.0.1] [--connections 32] [--size 5120] [--duration 10]\n"
+    "       [--warmup 0] [--timeout 5] [--nodelay] [--hist]\n"
+    "       [--split-every K --split-at B [--split-pause-us U]]\n"
+    "  a closed-loop TCP echo load: each connection sends SIZE bytes, waits for them to come\n"
+    "  back, and sends the next; prints ECHOLOAD {json} on stdout\n";
+
+/* getopt_long's table: a switch sets its int itself, a flag with a value is its letter's case in take_flag. */
+static const struct option OPTIONS[] = {
+    {"host", required_argument, NULL, 'h'},        {"port", required_argument, NULL, 'p'},
+    {"connections", required_argument, NULL, 'c'}, {"size", required_argument, NULL, 's'},
+    {"duration", required_argument, NULL, 'd'},    {"warmup", required_argument, NULL, 'w'},
+    {"timeout", required_argument, NULL, 't'},     {"nodelay", no_argument, &cfg.nodelay, 1},
+    {"split-every", required_argument, NULL, 'K'}, {"split-at", required_argument, NULL, 'B'},
+    {"split-pause-us", required_argument, NULL, 'U'}, {"hist", no_argument, &cfg.hist, 1},
+    {NULL, 0, NULL, 0}};
+
+/* One flag of the command line (take_flags, gen.h): 0 if its value is bad. */
+static int take_flag(int flag, const char *value)
+{
+    switch (flag) {
+    case 'h': arg.host = value; break;
+    case 'p': return parse_int(value, 1, 65535, &arg.port);
+    case 'c': return parse_int(value, 1, 1000000, &cfg.connections);
+    case 's': return parse_number(value, 1, 1 << 30, 1, &arg.size);
+    case 'd': return parse_number(value, 0.001, 1e7, 0, &cfg.duration);
+    case 'w': return parse_number(value, 0, 1e7, 0, &cfg.warmup);
+    case 't': return parse_number(value, 0.001, 1e7, 0, &cfg.timeout);
+    case 'K': return parse_int(value, 1, INT_MAX, &cfg.split_every);
+    case 'B': return parse_number(value, 1, 1 << 30, 1, &arg.split_at);
+    case 'U': return parse_number(value, 0, 6e7, 1, &arg.pause_us);
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"host", required_argument, NULL, 'h'},        {"port", required_argument, NULL, 'p'},
-        {"connections", required_argument, NULL, 'c'}, {"size", required_argument, NULL, 's'},
-        {"duration", required_argument, NULL, 'd'},    {"warmup", required_argument, NULL, 'w'},
-        {"timeout", required_argument, NULL, 't'},     {"nodelay", no_argument, NULL, 'n'},
-        {"split-every", required_argument, NULL, 'K'}, {"split-at", required_argument, NULL, 'B'},
-        {"split-pause-us", required_argument, NULL, 'U'}, {"hist", no_argument, NULL, 'H'},
-        {NULL, 0, NULL, 0}};
-    const char *host = "127.0.0.1";
-    double port = 0, connections = cfg.connections, size = (double)cfg.size, every = 0, split_at = 0, pause_us = -1;
-    int o, opt_index = 0, ok = 1;
-    while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
-        switch (o) {
-        case 'h': host = optarg; break;
-        case 'p': ok = parse_number(optarg, 1, 65535, 1, &port); break;
-        case 'c': ok = parse_number(optarg, 1, 1000000, 1, &connections); break;
-        case 's': ok = parse_number(optarg, 1, 1 << 30, 1, &size); break;
-        case 'd': ok = parse_number(optarg, 0.001, 1e7, 0, &cfg.duration); break;
-        case 'w': ok = parse_number(optarg, 0, 1e7, 0, &cfg.warmup); break;
-        case 't': ok = parse_number(optarg, 0.001, 1e7, 0, &cfg.timeout); break;
-        case 'n': cfg.nodelay = 1; break;
-        case 'K': ok = parse_number(optarg, 1, INT_MAX, 1, &every); break;
-        case 'B': ok = parse_number(optarg, 1, 1 << 30, 1, &split_at); break;
-        case 'U': ok = parse_number(optarg, 0, 6e7, 1, &pause_us); break;
-        case 'H': cfg.hist = 1; break;
-        default: goto usage; /* getopt_long has named the flag */
-        }
-        if (!ok) {
-            fprintf(stderr, "iom-echoload: --%s: bad value '%s'\n", opts[opt_index].name, optarg);
-            goto usage;
-        }
-    }
-    cfg.connections = (int)connections;
-    cfg.size = (size_t)size;
-    cfg.split_every = (int)every;
-    cfg.split_at = (size_t)split_at;
-    cfg.split_pause_us = pause_us < 0 ? 0 : (long)pause_us;
-    cfg.addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int host_ok = inet_pton(AF_INET, host, &cfg.addr.sin_addr) == 1;
+    if (!take_flags(argc, argv, OPTIONS, take_flag))
+        bad_usage(NULL, USAGE, 2);
+    cfg.size = (size_t)arg.size;
+    cfg.split_at = (size_t)arg.split_at;
+    cfg.split_pause_us = arg.pause_us < 0 ? 0 : (long)arg.pause_us;
+    cfg.addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)arg.port)};
+    int host_ok = inet_pton(AF_INET, arg.host, &cfg.addr.sin_addr) == 1;
     const char *why = optind != argc                   ? "unexpected arguments after the flags"
-                      : port == 0                      ? "--port is required"
+                      : arg.port == 0                  ? "--port is required"
                       : !host_ok                       ? "--host: not an IPv4 address"
                       : cfg.split_every && (cfg.split_at == 0 || cfg.split_at >= cfg.size)
                           ? "--split-at: needed with --split-every, between 1 and --size - 1"
-                      : !cfg.split_every && (cfg.split_at || pause_us >= 0)
+                      : !cfg.split_every && (cfg.split_at || arg.pause_us >= 0)
                           ? "--split-at and --split-pause-us need --split-every"
                           : NULL;
-    if (why != NULL) {
-        fprintf(stderr, "iom-echoload: %s\n", why);
-        goto usage;
-    }
+    if (why != NULL)
+        bad_usage(why, USAGE, 2);
     cfg.timeout_ns = (int64_t)(cfg.timeout * 1e9);
 
     /* SIGTERM and SIGINT are blocked except inside epoll_pwait2: no stop is ever missed. */
@@ -439,7 +423,7 @@ int main(int argc, char **argv)
             int64_t due = tick(&conns[i], now);
             next = due < next ? due : next;
         }
-        int n = wait_events(events, 256, next, &during_wait);
+        int n = wait_until(epfd, events, 256, next, &during_wait); /* SIGINT, SIGTERM let in meanwhile */
         for (int e = 0; e < n; e++) {
             struct conn *c = &conns[(uint32_t)events[e].data.u64];
             if (c->state != DOWN && c->gen == (uint32_t)(events[e].data.u64 >> 32))
@@ -452,7 +436,7 @@ int main(int argc, char **argv)
     double elapsed = measuring ? (double)((now < end_ns ? now : end_ns) - measure_start) / 1e9 : 0;
     report(elapsed);
     if (!ever_connected) {
-        fprintf(stderr, "iom-echoload: no connection to %s:%d ever succeeded (%s)\n", host, (int)port,
+        fprintf(stderr, "iom-echoload: no connection to %s:%d ever succeeded (%s)\n", arg.host, arg.port,
                 last_connect_errno ? strerror(last_connect_errno) : "no answer yet");
         return 1;
     }
@@ -461,12 +445,4 @@ int main(int argc, char **argv)
         return 1;
     }
     return 0;
-usage:
-    fprintf(stderr, "usage: %s --port N [--host 127.0.0.1] [--connections 32] [--size 5120] [--duration 10]\n"
-                    "       [--warmup 0] [--timeout 5] [--nodelay] [--hist]\n"
-                    "       [--split-every K --split-at B [--split-pause-us U]]\n"
-                    "  a closed-loop TCP echo load: each connection sends SIZE bytes, waits for them to come\n"
-                    "  back, and sends the next; prints ECHOLOAD {json} on stdout\n",
-            argv[0]);
-    return 2;
 }

@@ -37,7 +37,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,7 +63,7 @@ static struct {
     struct in_addr source;   /* of the first --per-source connections; then + 1, ... */
     int connections, per_source, in_flight, no_request;
     double timeout_s;
-} cfg = {.connections = 0, .per_source = 20000, .in_flight = 256, .timeout_s = 60};
+} cfg = {.connections = -1, .per_source = 20000, .in_flight = 256, .timeout_s = 60}; /* connections -1: not given */
 
 /* A connection connecting, or sending its request and reading its answer: at most
  * --in-flight of them. Once answered (or failed) it gives its slot back. */
@@ -352,46 +351,55 @@ static void set_up_loop(void)
         free_slots[n_free++] = k;
 }
 
+/* The addresses, which cfg takes only once the flags are checked together. */
+static struct {
+    const char *host, *source;
+    int port; /* 0: not given */
+} arg = {.host = "127.0.0.1", .source = "127.0.1.1"};
+
+static const char USAGE[] =
+    "usage: %s --port P [--host 127.0.0.1] --connections N [--source 127.0.1.1]\n"
+    "       [--per-source 20000] [--in-flight 256] [--timeout-s 60] [--no-request]\n"
+    "  opens N keep-alive connections (--per-source from each address from --source on), sends\n"
+    "  each one request and reads its answer, prints IDLE {json}, then holds them until\n"
+    "  SIGTERM/SIGINT and prints IDLE_END {\"held\": h, \"closed_by_server\": c}\n";
+
+/* getopt_long's table: a switch sets its int itself, a flag with a value is its letter's case in take_flag. */
+static const struct option OPTIONS[] = {
+    {"port", required_argument, NULL, 'p'},       {"host", required_argument, NULL, 'H'},
+    {"connections", required_argument, NULL, 'c'}, {"source", required_argument, NULL, 's'},
+    {"per-source", required_argument, NULL, 'P'}, {"in-flight", required_argument, NULL, 'i'},
+    {"timeout-s", required_argument, NULL, 't'},  {"no-request", no_argument, &cfg.no_request, 1},
+    {NULL, 0, NULL, 0}};
+
+/* One flag of the command line (take_flags, gen.h): 0 if its value is bad. */
+static int take_flag(int flag, const char *value)
+{
+    switch (flag) {
+    case 'p': return parse_int(value, 1, 65535, &arg.port);
+    case 'H': arg.host = value; break;
+    case 'c': return parse_int(value, 0, 10000000, &cfg.connections);
+    case 's': arg.source = value; break;
+    case 'P': return parse_int(value, 1, 1000000, &cfg.per_source);
+    case 'i': return parse_int(value, 1, 65536, &cfg.in_flight);
+    case 't': return parse_number(value, 0.001, 86400, 0, &cfg.timeout_s);
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"port", required_argument, NULL, 'p'},       {"host", required_argument, NULL, 'H'},
-        {"connections", required_argument, NULL, 'c'}, {"source", required_argument, NULL, 's'},
-        {"per-source", required_argument, NULL, 'P'}, {"in-flight", required_argument, NULL, 'i'},
-        {"timeout-s", required_argument, NULL, 't'},  {"no-request", no_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0}};
-    double port = 0, connections = -1, per_source = cfg.per_source, in_flight = cfg.in_flight;
-    const char *host = "127.0.0.1", *source = "127.0.1.1";
-    int o, opt_index = 0, ok = 1;
-    while ((o = getopt_long(argc, argv, "", opts, &opt_index)) != -1) {
-        switch (o) {
-        case 'p': ok = parse_number(optarg, 1, 65535, 1, &port); break;
-        case 'H': host = optarg; break;
-        case 'c': ok = parse_number(optarg, 0, 10000000, 1, &connections); break;
-        case 's': source = optarg; break;
-        case 'P': ok = parse_number(optarg, 1, 1000000, 1, &per_source); break;
-        case 'i': ok = parse_number(optarg, 1, 65536, 1, &in_flight); break;
-        case 't': ok = parse_number(optarg, 0.001, 86400, 0, &cfg.timeout_s); break;
-        case 'n': cfg.no_request = 1; break;
-        default: goto usage; /* getopt_long has named the flag */
-        }
-        if (!ok) {
-            fprintf(stderr, "iom-idle: --%s: bad value '%s'\n", opts[opt_index].name, optarg);
-            goto usage;
-        }
-    }
-    cfg.server = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    const char *why = optind != argc                                      ? "no arguments beyond the flags"
-                      : port == 0                                         ? "--port P is required"
-                      : connections < 0                                   ? "--connections N is required"
-                      : inet_pton(AF_INET, host, &cfg.server.sin_addr) != 1 ? "--host must be an IPv4 address"
-                      : inet_pton(AF_INET, source, &cfg.source) != 1      ? "--source must be an IPv4 address"
-                                                                          : NULL;
-    if (why != NULL) {
-        fprintf(stderr, "iom-idle: %s\n", why);
-        goto usage;
-    }
-    cfg.connections = (int)connections, cfg.per_source = (int)per_source, cfg.in_flight = (int)in_flight;
+    if (!take_flags(argc, argv, OPTIONS, take_flag))
+        bad_usage(NULL, USAGE, 1);
+    cfg.server = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)arg.port)};
+    const char *why = optind != argc                                          ? "no arguments beyond the flags"
+                      : arg.port == 0                                         ? "--port P is required"
+                      : cfg.connections < 0                                   ? "--connections N is required"
+                      : inet_pton(AF_INET, arg.host, &cfg.server.sin_addr) != 1 ? "--host must be an IPv4 address"
+                      : inet_pton(AF_INET, arg.source, &cfg.source) != 1      ? "--source must be an IPv4 address"
+                                                                              : NULL;
+    if (why != NULL)
+        bad_usage(why, USAGE, 1);
 
     raise_fd_limit();
     set_up_loop();
@@ -417,13 +425,4 @@ int main(int argc, char **argv)
             close(fds[i]);
     free(fds), free(slots), free(free_slots);
     return 0;
-usage:
-    fprintf(stderr,
-            "usage: %s --port P [--host 127.0.0.1] --connections N [--source 127.0.1.1]\n"
-            "       [--per-source 20000] [--in-flight 256] [--timeout-s 60] [--no-request]\n"
-            "  opens N keep-alive connections (--per-source from each address from --source on), sends\n"
-            "  each one request and reads its answer, prints IDLE {json}, then holds them until\n"
-            "  SIGTERM/SIGINT and prints IDLE_END {\"held\": h, \"closed_by_server\": c}\n",
-            argv[0]);
-    return 1;
 }
