@@ -1,5 +1,7 @@
 import os
+import socketserver
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,25 @@ def reads_like_the_book(smoke, name: str) -> None:
     assert not missing, f"the smoke capture's summary lacks what data/{name}'s has: {missing}"
     assert len(smoke.summary()) > 0
     assert "smoke profile" in smoke.caption() and smoke.describe()
+
+
+class ThreadedServer(socketserver.ThreadingTCPServer):
+    """A test server on 127.0.0.1 and a free port, a thread per connection, serving in the background
+    for the length of a `with` block. The load generators under test reset or close what is still
+    open when they exit: not an error here."""
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, handler):
+        super().__init__(("127.0.0.1", 0), handler)
+
+    def handle_error(self, request, client_address):
+        pass
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()

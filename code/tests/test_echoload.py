@@ -5,9 +5,9 @@ import json
 import socket
 import socketserver
 import subprocess
-import threading
 
 import pytest
+from conftest import ThreadedServer
 
 from iobench.load import drivers
 from iobench.servers.manifest import CODE, ROOT
@@ -20,26 +20,12 @@ def built():
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "build/iom-echoload"], check=True)
 
 
-class Server(socketserver.ThreadingTCPServer):
+class Server(ThreadedServer):
     """An echo server on 127.0.0.1, a thread per connection; `mode` says how it misbehaves.
     Every connection's recv() sizes are kept in `recvs`."""
-    daemon_threads = True
-    block_on_close = False
-
     def __init__(self, mode: str = "echo", size: int = 0):
         self.mode, self.size, self.recvs = mode, size, []
-        super().__init__(("127.0.0.1", 0), Handler)
-
-    def handle_error(self, request, client_address):
-        pass  # iom-echoload resets its connections when it exits: not an error here
-
-    def __enter__(self):
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.shutdown()
-        self.server_close()
+        super().__init__(Handler)
 
 
 class Handler(socketserver.BaseRequestHandler):

@@ -17,6 +17,7 @@ import threading
 import time
 
 import pytest
+from conftest import ThreadedServer
 
 from iobench.load import drivers
 from iobench.run.lifecycle import ServerProcess
@@ -462,31 +463,17 @@ def test_the_histogram_file(built, tmp_path):
 
 # ---- a body, and frames instead of HTTP ----------------------------------------------------------
 
-class Recorder(socketserver.ThreadingTCPServer):
+class Recorder(ThreadedServer):
     """A server on 127.0.0.1, a thread per connection, that keeps what arrives. `split` cuts the
     bytes of a connection into whole requests and the rest; each read's whole requests are kept
     in `requests` (how many in `batches`) and answered together `delay` seconds later, the i-th
     request of the server with `answer(i, request)`. After an answer that says Connection: close,
     the connection is closed."""
-    daemon_threads = True
-    block_on_close = False
-
     def __init__(self, split, answer, delay: float = 0.0):
         self.split, self.answer, self.delay = split, answer, delay
         self.requests, self.batches, self.lock = [], [], threading.Lock()
-        super().__init__(("127.0.0.1", 0), RecorderHandler)
+        super().__init__(RecorderHandler)
         self.url = f"http://127.0.0.1:{self.server_address[1]}/"
-
-    def handle_error(self, request, client_address):
-        pass  # iom-openloop closes (or resets) what is still open when it exits
-
-    def __enter__(self):
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.shutdown()
-        self.server_close()
 
 
 class RecorderHandler(socketserver.BaseRequestHandler):
