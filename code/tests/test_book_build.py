@@ -155,7 +155,7 @@ def _claim_cell(doctor: str) -> str:
     check = check[:check.index("```")]
     return (f"import sys\nsys.path.insert(0, {str(ROOT / 'code')!r})\n"
             "from iobench import registry\nfrom iobench.book.claims import claim\nfrom myst_nb import glue\n"
-            'X = registry.obtain("open-loop-crosscheck", "replay").summary()\n'
+            'xc = registry.obtain("open-loop-crosscheck", "replay")\nX = xc.summary()\n'
             f"{doctor}\n{check}")
 
 
