@@ -129,8 +129,7 @@ class RpcExperiment(Experiment):
         self.dataset = plan.dataset
         self.description = plan.description
         self.with_battery = with_battery is not False
-        self.load = RpcLoad(plan)
-        self.open = OpenExperiment(plan, self.load)
+        self.open = OpenExperiment(plan, RpcLoad(plan))  # its load: self.open.load
 
     def points(self, profile: str):
         return self.plan.points_for(profile)
@@ -200,11 +199,11 @@ class RpcExperiment(Experiment):
         profile's jvm_window_s, each one's output kept (the provider's repeat 0)."""
         window = run.profile.jvm_window_s
         for w in range(1, max(1, round(seconds / window)) + 1):
-            spec = dataclasses.replace(self.load.spec(run, at.srv, point, 0.0, None), duration_s=window)
-            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.load.target(at, point))
+            spec = dataclasses.replace(self.open.load.spec(run, at.srv, point, 0.0, None), duration_s=window)
+            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.open.load.target(at, point))
             started = now()
             output, code, _, _ = run_load(argv, {}, window + 60)
-            run.writer.write_raw(self.load.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
+            run.writer.write_raw(self.open.load.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
                                  raw_text(argv, {}, output, code, started))
 
     @contextlib.contextmanager
@@ -241,7 +240,7 @@ class RpcExperiment(Experiment):
         point = RpcPoint("flame", connections=self.plan.flame_connections)
         window = min(self.plan.flame_s, run.profile.duration_s)
         # the profiler notices the trigger within 0.5 s and takes a moment to load: the load outlasts its window
-        spec = dataclasses.replace(self.load.spec(run, srv, point, 0.0, None), duration_s=window + 3)
+        spec = dataclasses.replace(self.open.load.spec(run, srv, point, 0.0, None), duration_s=window + 3)
         argv = run.client_prefix + drivers.get("openloop").argv(spec, srv.url)
         Path(f"{out}.start").touch()
         started = now()
