@@ -238,13 +238,16 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     for r in rows:
         assert float(r["server_user_s"]) + float(r["server_sys_s"]) == pytest.approx(float(r["server_cpu_s"]),
                                                                                     rel=0.1, abs=0.05), r
-        assert float(r["server_sys_s"]) > 0 and float(r["server_softirq_s"]) >= 0
+        assert float(r["server_sys_s"]) >= 0 and float(r["server_softirq_s"]) >= 0
         assert float(r["server_steal_s"]) >= 0 and float(r["client_steal_s"]) >= 0
         log = path / r["jvm_log_file"]
         safepoints = jvmlog.parse(log.read_text())
         assert any(s.gc for s in safepoints)  # the JVM's warm-up alone allocates enough for a young collection
         assert 0 <= int(r["jvm_gc_pauses"]) <= int(r["jvm_safepoints"]) <= len(safepoints)
     assert len({r["jvm_log_file"] for r in rows}) == 2  # one log per process: the turns share one
+    # cgroup v1 splits CPU time by clock tick (1/100 s): one short smoke window can see no tick in the kernel
+    # (CI on 2026-11-27 read 0.0 for one of seven), but seven windows of reads and writes cannot all miss
+    assert sum(float(r["server_sys_s"]) for r in rows) > 0
 
 
 def test_a_flame_graph_s_samples_go_to_the_library_that_spent_them(tmp_path):
