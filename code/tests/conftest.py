@@ -8,6 +8,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "code"))
 
 
+def toc_pages() -> list[str]:
+    """The book's pages in the order of _toc.yml (paths without .md, from the repository's root)."""
+    from iobench.book.syllabus import toc_files
+    return toc_files(ROOT)
+
+
 def venv_env() -> dict:
     """The environment the Makefile gives its commands: venv first on PATH, kernels in the venv."""
     env = dict(os.environ)

@@ -29,7 +29,7 @@ import nbformat
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, toc_pages
 
 pytestmark = pytest.mark.site
 
@@ -42,16 +42,6 @@ REPR = re.compile(r"<bound method [\w.]+|<function \w+|object at 0x[0-9a-f]+|dty
                   r"|\[I@[0-9a-f]+|<IPython\.core\.display\.\w+ object>")
 MARKERS = re.compile(r"`[^`\s][^`]*`|\*\*\w[^*]*\*\*")
 SCREENSHOT_PAGES = {"book/intro", "book/getting-started/setup-java", "book/getting-started/setup-c"}
-
-
-def toc_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part["chapters"]:
-            pages.append(chapter["file"])
-            pages.extend(s["file"] for s in chapter.get("sections", []))
-    return pages
 
 
 @pytest.fixture(scope="module")

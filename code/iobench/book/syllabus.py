@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from iobench.book import reading
 from iobench.run.profiles import DATA
 
 ROOT = DATA.parent
@@ -26,6 +27,12 @@ def _pages(toc: dict) -> list[tuple[str, str]]:
     """(part caption, file) for every chapter of a jb-book table of contents, the root page left out."""
     return [(part.get("caption", ""), chapter["file"])
             for part in toc.get("parts", []) for chapter in part.get("chapters", [])]
+
+
+def toc_files(root: Path = ROOT) -> list[str]:
+    """Every page of `root`/_toc.yml in the book's order, the root page first (paths without .md)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    return [toc["root"]] + [file for _, file in _pages(toc)]
 
 
 def needs(dataset: str, data: Path = DATA) -> set[str]:
@@ -59,7 +66,7 @@ def chapters(root: Path = ROOT, data: Path = DATA) -> pd.DataFrame:
         wanted = set().union(*(needs(d, data) for d in datasets if (data / d / "meta.json").exists()))
         if KERNELS.get(kernel.group(1) if kernel else "") == "Java":
             wanted.add("Java")
-        words = len(re.sub(r"```.*?```", " ", body, flags=re.S).split())
+        words = reading.read(text).core  # the reading core: deep dives are for the curious
         rows.append({
             "part": part, "chapter": title.group(1).strip() if title else file, "page": file,
             "kernel": KERNELS.get(kernel.group(1), kernel.group(1)) if kernel else "none",
