@@ -9,6 +9,8 @@
 2. sphinx-thebe 0.3.1 registers its inline configuration script twice under Sphinx 7.4,
    and the second copy throws "Identifier 'THEBE_JS_URL' has already been declared" in
    every page. Identical scripts are kept once, after the themes have added theirs.
+3. The book's stylesheet, ``book_static/book.css`` beside this file, on every page (tables that fit
+   the text column).
 """
 from __future__ import annotations
 
@@ -42,7 +44,13 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = kept  # in place: themes add per-page scripts to this same list later
 
 
+def add_book_static(app):
+    app.config.html_static_path.append(str(Path(__file__).parent / "book_static"))
+
+
 def setup(app):
+    app.connect("builder-inited", add_book_static)
+    app.add_css_file("book.css")
     app.connect("html-page-context", add_ipynb_source, priority=500)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
