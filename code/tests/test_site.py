@@ -41,7 +41,10 @@ SHOTS = ROOT / "_build" / "test-screenshots"
 REPR = re.compile(r"<bound method [\w.]+|<function \w+|object at 0x[0-9a-f]+|dtype: \w+|Name: \w+, Length: \d+"
                   r"|\[I@[0-9a-f]+|<IPython\.core\.display\.\w+ object>")
 MARKERS = re.compile(r"`[^`\s][^`]*`|\*\*\w[^*]*\*\*")
-SCREENSHOT_PAGES = {"book/intro", "book/getting-started/setup-java", "book/getting-started/setup-c"}
+# the whole page for these (at 1280 px): the longest chapters, and the first pages a reader sees
+SCREENSHOT_PAGES = {"book/intro", "book/getting-started/setup-java", "book/getting-started/setup-c", "book/java/rpc",
+                    "book/clients/http-clients", "book/method/open-loop", "book/synthesis/many-connections",
+                    "book/synthesis/side-by-side"}
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +55,39 @@ def site() -> Path:
     return path
 
 
+# Where the site is served in the test: under a sub-path, as a project's pages are published
+# (https://<owner>.github.io/<project>/): a link that only works from the host's root is broken there.
+PREFIX = "/io-models-measured"
+
+
 @pytest.fixture(scope="module")
 def server(site):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
+    class UnderPrefix(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+        def translate_path(self, path):
+            if path != PREFIX and not path.startswith(PREFIX + "/"):
+                return str(site / "no such file outside the sub-path")
+            return super().translate_path(path[len(PREFIX):] or "/")
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(UnderPrefix, directory=str(site)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    yield f"http://127.0.0.1:{httpd.server_address[1]}{PREFIX}"
     httpd.shutdown()
     httpd.server_close()
+
+
+def test_the_site_is_served_under_its_sub_path_only(site, server):
+    import urllib.error
+    import urllib.request
+
+    assert urllib.request.urlopen(f"{server}/index.html").status == 200
+    root = server[: -len(PREFIX)]
+    with pytest.raises(urllib.error.HTTPError) as got:
+        urllib.request.urlopen(f"{root}/index.html")
+    assert got.value.code == 404
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +119,50 @@ OVERFLOW_JS = """() => {
     .map(e => `${e.tagName.toLowerCase()} "${(e.textContent || '').trim().slice(0, 40)}"`);
   return {page: document.documentElement.scrollWidth - window.innerWidth, out: out.slice(0, 3)};
 }"""
+
+
+# The reading flow at the current width: tables wider than the text column outside a collapsed dropdown
+# (<details> not open) and outside deep-dive sections (a ## heading starting "Deep dive"), and every image
+# with the width the page shows it at (its width attribute or style, or its own, at most the column's).
+READING_JS = """() => {
+  const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const width = col.clientWidth;
+  const deep = e => { for (let s = e.closest('section'); s; s = s.parentElement && s.parentElement.closest('section')) {
+      const h = s.querySelector(':scope > h2'); if (h && /^deep dive/i.test(h.textContent.trim())) return true; }
+    return false; };
+  const tables = Array.from(col.querySelectorAll('table'))
+    .filter(t => !t.closest('details:not([open])') && !deep(t) && t.scrollWidth > width + 1)
+    .map(t => `${t.scrollWidth} px, ${t.rows.length} rows: "${(t.textContent || '').trim().slice(0, 40)}"`);
+  const images = Array.from(col.querySelectorAll('img')).map(i => ({src: i.getAttribute('src'),
+    natural: i.naturalWidth,
+    shown: Math.min(parseFloat(i.style.width) || parseFloat(i.getAttribute('width')) || i.naturalWidth, width)}));
+  return {width, tables, images};
+}"""
+
+
+def small_text(site: Path, page_url: str, images: list[dict]) -> list[str]:
+    """The page's matplotlib figures whose smallest text it shows below figures.MIN_TEXT_PX CSS px, or which
+    do not say how small their text is (drawn without iobench.book.figures)."""
+    from PIL import Image
+
+    from iobench.book.figures import MIN_TEXT_KEY, MIN_TEXT_PX
+
+    out = []
+    for img in images:
+        target = internal_target(site, page_url, img["src"] or "")
+        if target is None or target[0].suffix.lower() != ".png" or not target[0].exists() or not img["natural"]:
+            continue
+        with Image.open(target[0]) as png:
+            text = dict(png.text)
+        if "matplotlib" not in text.get("Software", "").lower():
+            continue  # a screenshot, a drawing: not a figure of the book's plots
+        if MIN_TEXT_KEY not in text:
+            out.append(f"{target[0].name}: a figure without {MIN_TEXT_KEY} (not rendered by iobench.book.figures)")
+            continue
+        shown = float(text[MIN_TEXT_KEY]) * img["shown"] / img["natural"]
+        if shown < MIN_TEXT_PX:
+            out.append(f"{target[0].name}: its smallest text shows {shown:.1f} px high (at least {MIN_TEXT_PX:g})")
+    return out
 
 
 def overflow(tab) -> list[str]:
@@ -138,6 +206,39 @@ def test_the_overflow_check_sees_what_sticks_out_and_not_what_scrolls(browser):
     tab.close()
 
 
+def test_the_reading_check_sees_wide_tables_in_the_flow_only(browser):
+    tab = browser.new_page(viewport=VIEWPORT)
+    wide = '<table><tr>' + '<td>column</td>' * 80 + '</tr></table>'
+    page = ('<article class="bd-article" style="width: 600px"><section><h2>Results</h2>{}</section>'
+            '<section><h2>Deep dive: every repeat</h2>{}</section></article>')
+    tab.set_content(page.format(wide, ''))
+    assert len(tab.evaluate(READING_JS)["tables"]) == 1
+    tab.set_content(page.format('<details><summary>full table</summary>' + wide + '</details>', wide))
+    assert tab.evaluate(READING_JS)["tables"] == []
+    tab.close()
+
+
+def test_the_text_size_check_reads_the_figure_s_own_account(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iobench.book import figures
+
+    for inches, fontsize in ((figures.COLUMN_IN, 9), (17, 9), (figures.COLUMN_IN, 4)):
+        fig, ax = plt.subplots(figsize=(inches, 3))
+        ax.plot([0, 1], [0, 1])
+        ax.tick_params(labelsize=fontsize)
+        data, meta = figures.png(fig)
+        plt.close(fig)
+        (tmp_path / "f.png").write_bytes(data)
+        natural = meta["width"] * figures.DENSITY
+        got = small_text(tmp_path, f"http://x{PREFIX}/p.html", [{"src": "f.png", "natural": natural,
+                                                                 "shown": min(meta["width"], 752)}])
+        # 9 pt at its own size reads 12.5 px; shrunk from 17 inches to the column, 9 pt is under 9 px; 4 pt is
+        assert bool(got) == (inches > figures.COLUMN_IN or fontsize < 6), (inches, fontsize, got)
+
+
 @pytest.mark.parametrize("page", toc_pages())
 def test_every_page_is_a_notebook(page):
     assert is_notebook(page), f"{page}.md has no jupytext header with a kernelspec"
@@ -149,7 +250,9 @@ def internal_target(site: Path, page_url: str, href: str) -> tuple[Path, str] | 
     if parsed.scheme or href.startswith("//") or href.startswith("mailto:"):
         return None
     base = urllib.parse.urljoin(page_url, href)
-    path = urllib.parse.unquote(urllib.parse.urlparse(base).path).lstrip("/")
+    path = urllib.parse.unquote(urllib.parse.urlparse(base).path)
+    assert path.startswith(PREFIX + "/"), f"{href} leaves the site's sub-path {PREFIX}"
+    path = path[len(PREFIX) + 1:]
     target = site / path
     if target.is_dir():
         target = target / "index.html"
@@ -199,6 +302,11 @@ def test_page(page, site, server, browser):
 
     # Nothing wider than the window or the text column at 1280 px.
     assert overflow(tab) == [], f"{page}: sticks out at {VIEWPORT['width']} px: {overflow(tab)}"
+    # In the reading flow, no table wider than the text column (the full table goes in a collapsed dropdown
+    # or a deep dive), and no figure whose text the page shows too small to read.
+    reading = tab.evaluate(READING_JS)
+    assert not reading["tables"], f"{page}: tables wider than the {reading['width']} px column: {reading['tables']}"
+    assert not (small := small_text(site, url, reading["images"])), f"{page}: figures with text too small: {small}"
 
     # Every figure (a plot, a drawing) is a <figure> with a caption; every table names its columns
     # and shows no row numbers (report.table).

@@ -18,12 +18,12 @@ import matplotlib.pyplot as plt  # the backend is the caller's: inline in a note
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from iobench.book import figures
 from iobench.book.looks import FACET_ABOVE, FAMILIES, caption, describe, family, style  # noqa: F401 (pages use plots.*)
 from iobench.data.dataset import Dataset
 from iobench.kinds.echo import echo
 
-plt.rcParams.update({"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
-                     "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 100})
+figures.install()  # the book's style, and every figure a cell shows as figures.png() renders it
 
 
 def _panels(servers: list[str], height: float = 4.0):
