@@ -27,7 +27,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from conftest import ROOT, toc_pages
 

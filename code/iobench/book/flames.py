@@ -152,13 +152,16 @@ def boxes(folded: Path, min_share: float = 0.002) -> list[tuple[float, int, floa
 
 def draw(ax, drawn: list[tuple[float, int, float, str]], label_share: float = 0.08) -> None:
     """Boxes of a flame graph on `ax`, coloured by frame_kind, the ones over `label_share` named."""
+    from matplotlib.colors import to_rgb
     from matplotlib.patches import Rectangle
 
     for x, depth, width, frame in drawn:
         ax.add_patch(Rectangle((x, depth), width, 0.92, facecolor=COLORS[frame_kind(frame)], lw=0))
         if width >= label_share:
             name = frame.removesuffix("_[k]").rsplit("/", 1)[-1]
-            ax.text(x + 0.004, depth + 0.45, name[:int(width * 110)], fontsize=5.5, va="center", clip_on=True,
+            r, g, b = to_rgb(COLORS[frame_kind(frame)])
+            ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.45 else "black"  # legible on a dark box
+            ax.text(x + 0.004, depth + 0.45, name[:int(width * 95)], fontsize=7, va="center", clip_on=True, color=ink,
                     parse_math=False)  # Java names hold "$" (Handler$$Lambda): text, not TeX
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max((d + 1 for _, d, _, _ in drawn), default=1))
@@ -172,19 +175,22 @@ def figure(folder: Path, servers: tuple[str, ...]):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
+    from iobench.book import figures
+
     found = files(folder)
     missing = [s for s in servers if s not in found]
     if missing:
         raise FileNotFoundError(f"no folded stacks for {', '.join(missing)} in {folder}")
     drawn = [boxes(found[s]) for s in servers]
     depths = [max((d + 1 for _, d, _, _ in b), default=1) for b in drawn]
-    fig, axes = plt.subplots(len(servers), 1, figsize=(9, 0.6 * len(servers) + 0.07 * sum(depths)),
+    # a stack's row is as tall as its 7-point label (0.1 in): the text column's width, read at its own size
+    fig, axes = plt.subplots(len(servers), 1, figsize=(figures.COLUMN_IN, 0.8 * len(servers) + 0.1 * sum(depths)),
                              height_ratios=depths, squeeze=False)
     for ax, server, b in zip(axes[:, 0], servers, drawn):
         draw(ax, b)
-        ax.set_title(server, fontsize=9, loc="left")
+        ax.set_title(server, loc="left")
     axes[-1, 0].set_xlabel("share of the samples")
     fig.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()], fontsize="small",
-               loc="upper left", bbox_to_anchor=(1.0, 0.98))
-    fig.tight_layout()
+               loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0))
+    fig.tight_layout(rect=(0, 0.75 / fig.get_figheight(), 1, 1))  # the legend's three rows below
     return fig

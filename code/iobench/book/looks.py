@@ -62,7 +62,7 @@ def style(server: str) -> dict:
 # Where a figure has more servers than one axes can show apart, it draws one panel per family,
 # each with nginx as the common reference.
 FAMILIES = ("a process or thread per connection", "event loops", "coroutines, virtual threads, frameworks")
-FACET_ABOVE = 8   # servers in a figure beyond which it is faceted
+FACET_ABOVE = 6   # servers in one axes beyond which a figure is faceted (more cannot be told apart)
 
 
 def family(server: str) -> str:

@@ -26,22 +26,30 @@ from iobench.kinds.echo import echo
 figures.install()  # the book's style, and every figure a cell shows as figures.png() renders it
 
 
-def _panels(servers: list[str], height: float = 4.0):
-    """A figure for `servers`: one axes when they are few, else one panel per family present (nginx drawn in
-    each as the reference). Returns the figure and, per axes, the servers it draws."""
-    if len(servers) <= FACET_ABOVE:
-        fig, ax = plt.subplots(figsize=(7, height))
-        return fig, [(ax, servers)]
-    present = [f for f in FAMILIES if any(family(s) == f for s in servers)]
-    fig, axes = plt.subplots(1, len(present), figsize=(4.4 * len(present), height + 1.6), sharey=True, squeeze=False)
-    shown = []
-    for ax, fam in zip(axes[0], present):
-        mine = [s for s in servers if family(s) == fam]
-        if "nginx" in servers and "nginx" not in mine:
-            mine = ["nginx"] + mine
-        ax.set_title(fam, fontsize="medium")
-        shown.append((ax, mine))
-    return fig, shown
+def _grid(servers: list[str], columns: int = 1, height: float = 2.9):
+    """A figure as wide as the text column for `servers`: one row of `columns` axes when they are few (at most
+    FACET_ABOVE), else one row per family present, each with nginx as the common reference. Returns the
+    figure and, per row, its axes and the servers it draws."""
+    groups = [servers]
+    if len(servers) > FACET_ABOVE:
+        groups = []
+        for fam in FAMILIES:
+            mine = [s for s in servers if family(s) == fam]
+            if mine:
+                groups.append((["nginx"] if "nginx" in servers and "nginx" not in mine else []) + mine)
+    fig, axes = plt.subplots(len(groups), columns, figsize=(figures.COLUMN_IN, height * len(groups) + 0.6),
+                             sharex=True, squeeze=False)
+    if len(groups) > 1:
+        present = [f for f in FAMILIES if any(family(s) == f for s in servers)]
+        for row, fam in zip(axes, present):
+            row[0].set_title(fam, fontsize="medium")
+    return fig, [(list(row), mine) for row, mine in zip(axes, groups)]
+
+
+def _panels(servers: list[str], height: float = 2.9):
+    """_grid with one axes per row: returns the figure and, per axes, the servers it draws."""
+    fig, rows = _grid(servers, 1, height)
+    return fig, [(row[0], mine) for row, mine in rows]
 
 
 def _series(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int = 1):
@@ -86,8 +94,8 @@ def _draw(ax, x, y, lo, hi, g, server) -> Notes:
     return _hollow(ax, x, y, g, look["color"], look["marker"])
 
 
-def _legend(ax, notes: Notes, below: bool = False):
-    """The legend outside the axes: on the right, or under a panel of a faceted figure."""
+def _handles(ax, notes: Notes):
+    """The axes' legend entries, and one for each marking the figure used."""
     handles, labels = ax.get_legend_handles_labels()
     if notes.bound:  # one grey hollow marker says what hollow means, for every series
         handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
@@ -96,6 +104,12 @@ def _legend(ax, notes: Notes, below: bool = False):
     if notes.unserved:
         handles.append(Line2D([], [], marker="x", linestyle="", markersize=11, color="grey", markeredgewidth=2))
         labels.append("crossed: connections never served")
+    return handles, labels
+
+
+def _legend(ax, notes: Notes, below: bool = False):
+    """The legend outside the axes: on the right, or under a panel of a faceted figure."""
+    handles, labels = _handles(ax, notes)
     if below:
         ax.legend(handles, labels, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     else:
@@ -120,11 +134,11 @@ def _finish(fig, ax, ds: Dataset, title: str, notes: Notes):
 
 
 def _finish_panels(fig, panels, ds: Dataset, title: str, notes: Notes):
-    """_finish for a figure from _panels: one axes as usual, or a legend under each panel and one title."""
+    """_finish for a figure from _panels: a legend right of each panel (the servers it draws), one title."""
     if len(panels) == 1:
         return _finish(fig, panels[0][0], ds, title, notes)
     for ax, _ in panels:
-        _legend(ax, notes, below=True)
+        _legend(ax, notes)
     fig.suptitle(title)
     _caption(fig, ds, notes)
     fig.tight_layout()
@@ -143,9 +157,9 @@ def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, c
             notes |= _draw(ax, g["connections"], g[column], g[column + "_min"], g[column + "_max"], g, server)
         if log_x:
             ax.set_xscale("log")
-        ax.set_xlabel("concurrent connections")
         ax.set_ylim(bottom=0)
-    panels[0][0].set_ylabel(ylabel)
+        ax.set_ylabel(ylabel)
+    panels[-1][0].set_xlabel("concurrent connections")
     return _finish_panels(fig, panels, ds, title, notes)
 
 
@@ -172,8 +186,8 @@ def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: fl
             _hollow(ax, x, g["p99_ms"], g, look["color"], "^")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("concurrent connections")
-    panels[0][0].set_ylabel("latency (ms)")
+        ax.set_ylabel("latency (ms)")
+    panels[-1][0].set_xlabel("concurrent connections")
     title = f"Latency percentiles, {tool} {mode}"
     return _finish_panels(fig, panels, ds, title, notes)
 
@@ -186,25 +200,28 @@ def cpu_per_request(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", wor
 def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0):
     """Memory as PSS (each shared page divided among its sharers) where the data has it,
     else RSS (which charges a page shared by a forked server's processes once per process)."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    notes = Notes()
     s = ds.summary()
+    series = dict(_series(ds, tool, mode, work_ms))
+    fig, rows = _grid(list(series), columns=2, height=2.6)
+    notes = Notes()
     mem, mem_label = ("pss_mib", "peak PSS (MiB)") if s["pss_mib"].notna().any() else ("rss_mib", "peak RSS (MiB)")
-    for server, g in _series(ds, tool, mode, work_ms):
-        x = g["connections"]
-        look = style(server)
-        ax1.plot(x, g[mem], label=server, **look)
-        ax2.plot(x, g["threads"], label=server, **look)
-        notes |= _hollow(ax1, x, g[mem], g, look["color"], look["marker"])
-        _hollow(ax2, x, g["threads"], g, look["color"], look["marker"])
-    for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
-        ax.set_xscale("log")
+    for (ax1, ax2), servers in rows:
+        for server in servers:
+            g = series[server]
+            x = g["connections"]
+            look = style(server)
+            ax1.plot(x, g[mem], label=server, **look)
+            ax2.plot(x, g["threads"], label=server, **look)
+            notes |= _hollow(ax1, x, g[mem], g, look["color"], look["marker"])
+            _hollow(ax2, x, g["threads"], g, look["color"], look["marker"])
+        for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
+            ax.set_xscale("log")
+            ax.set_ylabel(label)
+            ax.set_ylim(bottom=0)
+        _legend(ax2, notes)
+    for ax in rows[-1][0]:
         ax.set_xlabel("concurrent connections")
-        ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-    ax1.set_title("Memory")
-    ax2.set_title("Threads")
-    _legend(ax2, notes)
+    fig.suptitle("Memory and threads")
     _caption(fig, ds, notes)
     fig.tight_layout()
     return fig
@@ -219,9 +236,14 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
     s = ds.summary()
     s = s[(s["tool"] == tool) & (s["work_ms"] == work_ms)]
     servers = list(dict.fromkeys(s["server"]))
-    fig, axes = plt.subplots(1, len(servers), figsize=(2.6 * len(servers) + 1, 3.6), sharey=True, squeeze=False)
+    columns = 2 if len(servers) in (2, 4) else min(3, len(servers))  # full rows where the count allows
+    rows = -(-len(servers) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(figures.COLUMN_IN, 2.5 * rows + 1.2), sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[len(servers):]:
+        ax.remove()
     notes = Notes()
-    for ax, server in zip(axes[0], servers):
+    for ax, server in zip(axes.flat, servers):
         g = s[(s["server"] == server) & (s["loop"] == "open")].sort_values("fraction")
         x = 100 * g["fraction"].values
         for col, marker, label in (("p50_ms", "o", "p50"), ("p99_ms", "^", "p99"), ("p99_9_ms", "s", "p99.9")):
@@ -232,12 +254,14 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
             ax.axhline(closed["p99_ms"].iloc[0], linestyle="--", color="grey", label="closed loop p99")
         ax.set_yscale("log")
         ax.set_title(server, fontsize="medium")
-        ax.set_xlabel("offered (% of capacity)")
-    axes[0][0].set_ylabel("latency from intended start (ms)")
-    _legend(axes[0][-1], notes)
+        if ax.get_subplotspec().is_last_row() or ax is axes.flat[len(servers) - 1]:
+            ax.set_xlabel("offered (% of capacity)")
+    for row in axes:
+        row[0].set_ylabel("latency from intended\nstart (ms)")
+    fig.legend(*_handles(axes.flat[0], notes), loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0), fontsize="small")
     fig.suptitle(f"Latency against offered load, {work_ms:g} ms of work per request", fontsize="medium")
     _caption(fig, ds, notes)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 + 0.04 * (notes.bound or notes.unserved), 1, 1))
     return fig
 
 
@@ -277,21 +301,20 @@ def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_re
              label: str = "server CPU µs per request"):
     """A column (CPU per request, p99) of the busy load against the idle connections held."""
     s = ds.summary()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, panels = _panels([server for server in servers if (s["server"] == server).any()], height=3.2)
     notes = Notes()
-    for server in servers:
-        g = s[s["server"] == server].sort_values("idle_conns")
-        if g.empty:
-            continue
-        x = g["idle_conns"].values
-        look = style(server)
-        ax.plot(x, g[column].values, label=server, **look)
-        notes |= _hollow(ax, x, g[column].values, g, look["color"], look["marker"])
-    ax.set_xscale("symlog", linthresh=1000)
-    ax.set_xlabel("idle connections held (symmetric log scale)")
-    ax.set_ylabel(label)
-    ax.set_ylim(bottom=0)
-    return _finish(fig, ax, ds, f"40 busy connections beside idle ones: {label}", notes)
+    for ax, shown in panels:
+        for server in shown:
+            g = s[s["server"] == server].sort_values("idle_conns")
+            x = g["idle_conns"].values
+            look = style(server)
+            ax.plot(x, g[column].values, label=server, **look)
+            notes |= _hollow(ax, x, g[column].values, g, look["color"], look["marker"])
+        ax.set_xscale("symlog", linthresh=1000)
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+    panels[-1][0].set_xlabel("idle connections held (symmetric log scale)")
+    return _finish_panels(fig, panels, ds, f"40 busy connections beside idle ones: {label}", notes)
 
 
 def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx", title: str = ""):
@@ -309,13 +332,13 @@ def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx
         ratios[col] = base[col] / table[col] if col in higher_better else table[col] / base[col]
     ratios = ratios.astype(float).replace([np.inf, -np.inf], np.nan)
     logs = np.log2(ratios.clip(lower=1 / 16, upper=16))
-    fig, ax = plt.subplots(figsize=(0.95 * len(table.columns) + 3, 0.3 * len(table) + 2.2))
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.32 * len(table) + 2.4))
     image = ax.imshow(logs.values, cmap="RdYlGn_r", vmin=-4, vmax=4, aspect="auto")
     for (i, j), r in np.ndenumerate(ratios.values):
         if r == r:
-            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(table.columns)), table.columns, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(table)), table.index, fontsize=8)
+            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=8.5)
+    ax.set_xticks(range(len(table.columns)), table.columns, rotation=35, ha="right")
+    ax.set_yticks(range(len(table)), table.index)
     for label in ax.get_yticklabels():
         label.set_color(style(label.get_text())["color"])
     ax.grid(False)
@@ -335,7 +358,7 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
     request's intended start (log scale). Error bars: the repeats' min-max."""
     s = ds.summary()
     s = s[(s["experiment"] == "equal") & (s["connections"] == connections) & (s["delay_ms"] == delay_ms)]
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(figures.COLUMN_IN, 6.6), sharex=True)
     panels = {"achieved_rps": "answered (requests/s)", "p50_ms": "p50 from intended start (ms)",
               "p99_ms": "p99 from intended start (ms)", "p99_9_ms": "p99.9 from intended start (ms)"}
     for client, g in s.groupby("client", sort=False):
@@ -355,17 +378,17 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
     for ax in axes[1]:
         ax.set_xlabel("offered (requests/s)")
     fig.suptitle(f"{connections} connections, {delay_ms:g} ms per request")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize="small", loc="upper left",
-               bbox_to_anchor=(1.0, 0.95), borderaxespad=0)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize="small", loc="lower center", ncol=3,
+               bbox_to_anchor=(0.5, 0))
     _caption(fig, ds, Notes())
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
 def beside(table, title: str = ""):
     """The reader's run beside the book's (mine.beside): per server, its ratio to the reference in each run, the
     book's a hollow marker, the reader's a filled one, on one line; the caption names both machines."""
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(table) + 1.4))
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.35 * len(table) + 1.4))
     for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
         st = style(row["server"])
         ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
@@ -386,7 +409,7 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
     (in its colour of every figure), one legend outside on the right; the caption text is the dataset's line."""
     s = ds.summary()
     s = s[(s["experiment"] == "sweep") & (s["link"] == link)]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(figures.COLUMN_IN, 6.4), sharex=True)
     for server, g in s.groupby("server", sort=False):
         g = g.sort_values("size")
         x = g["size"] / 1024
@@ -402,7 +425,7 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set_xticks([1, 2, 5, 10, 50, 100], ["1k", "2k", "5k", "10k", "50k", "100k"])
-        ax.set_xlabel("message size (KiB)")
+    ax2.set_xlabel("message size (KiB)")
     ax1.set_yscale("log")
     ax1.set_ylabel("messages per second (echoes)")
     ax2.set_ylabel("payload MB/s, one direction")
@@ -412,7 +435,7 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
     handles, labels = ax1.get_legend_handles_labels()
     more = [(h, l) for h, l in zip(*ax2.get_legend_handles_labels()) if l not in labels]
     fig.legend(handles + [h for h, _ in more], labels + [l for _, l in more], fontsize="small",
-               loc="upper left", bbox_to_anchor=(1.0, 0.9), borderaxespad=0)
+               loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0))
     describe(fig, ds.caption() + ".")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
