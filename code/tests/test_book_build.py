@@ -53,7 +53,8 @@ def build(book: Path, out: Path | None = None, **extra_env) -> subprocess.Comple
 GOOD = {
     "python3": ("python", 'print("fine")'),
     "bash": ("bash", "echo fine"),
-    "java": ("java", 'System.out.println("fine");'),
+    # JJava sends each printf argument as a stream piece of its own: the page shows the line as printed
+    "java": ("java", 'for (int i = 1; i <= 1; i++) System.out.printf("%s %d x %s%n", "fine", i, "listing");'),
 }
 BAD = {
     "python3": ("python", "1 / 0", "ZeroDivisionError"),
@@ -70,6 +71,13 @@ def test_good_cell_builds(tmp_path, kernel):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     executed = (book / "out/_build/jupyter_execute/book/page.ipynb").read_text()
     assert "fine" in executed
+    if kernel == "java":  # printed as a listing, on the page and once in the notebook a reader downloads
+        import json
+        html = (book / "out/_build/html/book/page.html").read_text()
+        assert "fine 1 x listing" in html
+        outputs = json.loads(executed)["cells"][-1]["outputs"]
+        assert "".join(o["text"] if isinstance(o["text"], str) else "".join(o["text"]) for o in outputs
+                       if o["output_type"] == "stream") == "fine 1 x listing\n"
 
 
 @pytest.mark.parametrize("kernel", ["python3", "bash", "java"])
