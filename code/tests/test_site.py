@@ -300,6 +300,11 @@ def test_page(page, site, server, browser):
         shown = output.text_content().strip() or output.locator("img, svg").count() > 0
         assert shown, f"{page}: empty output under {source!r}"
 
+    # No warning from a kernel or a library among the outputs (a deprecated magic, a layout that failed).
+    warned = tab.evaluate("""Array.from(document.querySelectorAll('.cell_output .stderr'))
+        .map(e => e.textContent.trim()).filter(t => /warn|deprecat/i.test(t)).map(t => t.slice(0, 100))""")
+    assert not warned, f"{page}: warnings in the outputs: {warned}"
+
     # Nothing wider than the window or the text column at 1280 px.
     assert overflow(tab) == [], f"{page}: sticks out at {VIEWPORT['width']} px: {overflow(tab)}"
     # In the reading flow, no table wider than the text column (the full table goes in a collapsed dropdown
