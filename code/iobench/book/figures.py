@@ -77,5 +77,10 @@ def install() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    import matplotlib.pyplot  # noqa: F401  (activates the inline backend, which registers its own formatter first)
+    # The inline backend registers its own PNG formatter when its module is first imported, which matplotlib does
+    # lazily, at the first figure: import it now, so that ours, registered after it, is the one that stays.
+    try:
+        import matplotlib_inline.backend_inline  # noqa: F401
+    except ImportError:
+        pass
     shell.display_formatter.formatters["image/png"].for_type(Figure, png)
