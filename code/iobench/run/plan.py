@@ -25,6 +25,8 @@ class Plan:
     smoke_servers: tuple[str, ...] = ()  # smoke: only these (none: every server)
     measured_s: float = 0.0            # > 0: measured seconds per point, at most the profile's
     warmup_s: float = 0.0              # > 0: warm-up seconds per point, at most the profile's
+    syscalls: bool = False             # count the server's system calls by kind in each measured run (a
+                                       # tracepoint's cost on every call: its CPU columns are not comparable)
 
     member: ClassVar[str] = "server"   # the field of a point that `only` keeps, where the plan has no servers
 

@@ -1,7 +1,15 @@
-"""The kernel's TCP counters around a measured window: what every kind's rows report of the network stack."""
+"""What the kernel counts around a measured window: its TCP counters (every kind's rows report them) and, where a
+plan asks, the server's system calls by kind."""
 from __future__ import annotations
 
-from iobench.run import sampler
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from iobench.run import procs, sampler
 from iobench.run.runner import Probe
 
 
@@ -31,3 +39,106 @@ def tcp_columns(tcp: dict) -> dict:
     return {"listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
             "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
             "tcp_abort_on_close": tcp.get("TCPAbortOnClose")}
+
+
+# ---- system calls by kind --------------------------------------------------------------------------------
+
+TRACING = Path("/sys/kernel/tracing")
+# the kinds a page compares, each the tracepoints that count as it (a kernel may lack some: left out)
+SYSCALL_KINDS = {
+    "epoll_wait": ("epoll_wait", "epoll_pwait", "epoll_pwait2"),
+    "epoll_ctl": ("epoll_ctl",),
+    "poll_select": ("poll", "ppoll", "select", "pselect6"),
+    "io_uring_enter": ("io_uring_enter",),
+    "read": ("read", "readv", "recvfrom", "recvmsg", "recvmmsg"),
+    "write": ("write", "writev", "sendto", "sendmsg", "sendmmsg", "sendfile64"),
+    "futex": ("futex",),
+    "accept": ("accept", "accept4"),
+    "close": ("close", "shutdown"),
+}
+
+
+class ProbeUnavailable(RuntimeError):
+    """A probe this machine cannot run (no perf, no tracefs): said before anything is measured."""
+
+
+def syscall_tracepoints() -> dict[str, list[str]]:
+    """The kernel's syscall tracepoints per kind, the ones this kernel has; mounts tracefs (as root) where it is
+    not mounted. ProbeUnavailable, saying what is missing, where it cannot."""
+    if shutil.which("perf") is None:
+        raise ProbeUnavailable("perf is missing: install linux-perf (code/tools/debian-packages.txt)")
+    events = TRACING / "events" / "syscalls"
+    if not events.is_dir() and os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACING)], capture_output=True)
+    if not events.is_dir():
+        raise ProbeUnavailable(f"no syscall tracepoints under {events}: mount tracefs there as root "
+                               f"(mount -t tracefs nodev {TRACING})")
+    return {kind: [f"syscalls:sys_enter_{n}" for n in names if (events / f"sys_enter_{n}").is_dir()]
+            for kind, names in SYSCALL_KINDS.items()}
+
+
+def parse_perf_stat(text: str) -> dict[str, int]:
+    """`perf stat -x,` output -> {event: count}; an event perf could not count is left out."""
+    out = {}
+    for line in text.splitlines():
+        fields = line.split(",")
+        if line.startswith("#") or len(fields) < 3:
+            continue
+        try:
+            out[fields[2]] = int(fields[0])
+        except ValueError:
+            continue  # "<not counted>", "<not supported>"
+    return out
+
+
+class SyscallProbe(Probe):
+    """The server's system calls by kind while the load runs, counted by the kernel's tracepoints with
+    `perf stat` (in-kernel counters: the process is never stopped, as `strace -c` stops it at every call;
+    each call still pays the tracepoint's small cost, so a plan that counts measures CPU in runs of its own).
+    Attached to every process of the server's group, threads and children started later included. perf's
+    own output is kept as raw output (`out`)."""
+
+    def __init__(self, pgid: int, out: Path):
+        self.pgid, self.out = pgid, out
+        self.kinds = syscall_tracepoints()
+
+    def start(self) -> None:
+        pids = procs.process_group_pids(self.pgid) or [self.pgid]
+        events = ["raw_syscalls:sys_enter"] + [e for names in self.kinds.values() for e in names]
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(["perf", "stat", "-x,", "-o", str(self.out), "-e", ",".join(events),
+                                      "-p", ",".join(map(str, pids))],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while not (self.out.exists() and self.out.stat().st_size) and time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise ProbeUnavailable(f"perf stat exited {self.proc.returncode}: "
+                                       f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
+            time.sleep(0.02)  # perf writes its header once the counters are attached
+
+    def stop(self) -> dict[str, int]:
+        """{kind: calls} and 'total': every system call of the group in the window."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        counts = parse_perf_stat(self.out.read_text())
+        got = {kind: sum(counts.get(e, 0) for e in names) for kind, names in self.kinds.items()}
+        got["total"] = counts.get("raw_syscalls:sys_enter", 0)
+        return got
+
+
+def syscall_columns(counts: dict | None, answered: int) -> dict:
+    """A SyscallProbe's counts as a row's columns: calls per answered request, by kind, the rest as other."""
+    if not counts:
+        return {}
+    per = lambda n: n / answered if answered else None  # noqa: E731
+    named = sum(v for k, v in counts.items() if k != "total")
+    return {"syscalls_per_req": per(counts["total"]), **{f"sc_{k}_per_req": per(counts[k]) for k in SYSCALL_KINDS},
+            "sc_other_per_req": per(counts["total"] - named)}
+
+
+SYSCALL_COLUMNS = ["syscalls_per_req", *(f"sc_{k}_per_req" for k in SYSCALL_KINDS), "sc_other_per_req",
+                   "syscalls_file"]

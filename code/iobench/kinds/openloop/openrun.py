@@ -27,7 +27,7 @@ from iobench.load import drivers
 from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.plan import Plan
-from iobench.run.probes import TcpProbe, tcp_columns
+from iobench.run.probes import SYSCALL_COLUMNS, SyscallProbe, TcpProbe, syscall_columns, tcp_columns
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
@@ -86,7 +86,23 @@ CROSSCHECK = OpenPlan(
     points=_fixed(20.0, (500, 1000, 1500, 1900, 2500)) + _fixed(0.0, (5000, 10000, 20000, 40000)),
     smoke_points=_fixed(20.0, (1000,)) + _fixed(0.0, (5000,)),
 )
-OPEN_PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK)}
+# What each model asks of the kernel per request: every server that serves 40 connections at once (the two
+# sequential ones cannot) at one fixed rate, well below each one's capacity, with its system calls counted by
+# kind. The tracepoints cost every call a little: this dataset's CPU columns are not the models' CPU.
+SYSCALL_SERVERS = ("nginx", *(s for s in manifest.ids("C") if s != "c-sequential"),
+                   *(s for s in manifest.ids("Java") if s != "java-blocking"))
+SYSCALLS = OpenPlan(
+    dataset="syscalls",
+    description="the system calls each server makes per request, by kind (perf stat on the kernel's syscall "
+                "tracepoints), at 5,000 requests/s on 40 keep-alive connections (the book's open loop), hello-world",
+    servers=SYSCALL_SERVERS,
+    points=(OpenPoint("openloop", "open", 40, rate=5000.0),),
+    smoke_servers=("nginx", "c-epoll", "java-nio"),
+    measured_s=4.0,
+    warmup_s=3.0,
+    syscalls=True,
+)
+OPEN_PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS)}
 
 COLUMNS = [
     "server", "model", "lang", "tool", "loop", "connections", "work_ms", "fraction", "rate", "repeat",
@@ -152,6 +168,8 @@ class OpenExperiment(Experiment):
         self.dataset = plan.dataset
         self.description = plan.description
         self.load = load or OpenLoad(plan)
+        if plan.syscalls:  # the system calls by kind, per answered request, beside the usual columns
+            self.columns = self.columns + SYSCALL_COLUMNS
         self.capacity: dict[tuple, float] = {}  # load.key(...) -> the closed loop's rate in that repeat
 
     def points(self, profile: str):
@@ -197,7 +215,10 @@ class OpenExperiment(Experiment):
         load = Load(warmup=run.client_prefix + driver.argv(warm, url) if warmup_s > 0 else [],
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
-        m = run.measure_load(srv, stem, load, {"tcp": TcpProbe(run.netns)}, warmup_s=warmup_s)
+        probes = {"tcp": TcpProbe(run.netns)}
+        if self.plan.syscalls:
+            probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(stem + ".perf.txt"))
+        m = run.measure_load(srv, stem, load, probes, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
         # achieved: answers per second of the whole run, drain included (ok / duration would
@@ -235,6 +256,9 @@ class OpenExperiment(Experiment):
             "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
             "profile": run.profile.name, "run_id": run.run_id,
         }
+        if self.plan.syscalls:
+            row.update(syscall_columns(m.probes["syscalls"], r.requests),
+                       syscalls_file=str(Path("raw") / (stem + ".perf.txt")))
         return row, m
 
     def describe(self, row: dict) -> str:

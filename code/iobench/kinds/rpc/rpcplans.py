@@ -130,4 +130,22 @@ RPC_TAIL = RpcPlan(
     smoke_servers=("rpc-netty",),
     flame_s=0.0,
 )
-RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL)}
+# What each provider asks of the kernel per call, where rpc-tail measured Tomcat's kernel time at three times
+# Netty's: the open loop at two fixed rates on 64 connections that never close, the system calls counted by kind.
+# The tracepoints cost every call a little: this dataset's CPU columns are not the providers' CPU (rpc-tail's are).
+SYSCALL_POINTS = tuple(RpcPoint("syscalls", loop="open", connections=64, rate=r) for r in (2000.0, 5000.0))
+RPC_SYSCALLS = RpcPlan(
+    dataset="rpc-syscalls",
+    description="source write-up 004's providers and Netty's transport and codec variants, their system calls "
+                "per call by kind (perf stat on the kernel's syscall tracepoints) at 2,000 and 5,000 calls/s on "
+                "64 keep-alive connections (the book's open loop)",
+    servers=PROVIDERS + GRID[1:],
+    points=SYSCALL_POINTS,
+    smoke_points=SYSCALL_POINTS[:1],
+    smoke_servers=("rpc-tomcat", "rpc-netty"),
+    jvm_warmup_s=(("rpc-", 20.0),),  # system calls per call settle long before the JIT's last compile
+    measured_s=4.0,
+    flame_s=0.0,
+    syscalls=True,
+)
+RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS)}

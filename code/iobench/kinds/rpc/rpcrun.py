@@ -40,6 +40,7 @@ from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
+from iobench.run.probes import SYSCALL_COLUMNS
 from iobench.run.results import raw_text
 from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
@@ -130,6 +131,8 @@ class RpcExperiment(Experiment):
         self.description = plan.description
         self.with_battery = with_battery is not False
         self.open = OpenExperiment(plan, RpcLoad(plan))  # its load: self.open.load
+        if plan.syscalls:
+            self.columns = self.columns + SYSCALL_COLUMNS
 
     def points(self, profile: str):
         return self.plan.points_for(profile)
