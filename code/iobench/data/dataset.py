@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -38,12 +38,14 @@ class Summary:
     dropna: bool = True   # False: a key that is empty for some points (NaN) still makes a row
     before: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     after: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    optional: Mapping[str, tuple[str, Any]] = field(default_factory=dict)  # where the rows have their source column
 
     def of(self, df: pd.DataFrame) -> pd.DataFrame:
         ok = df[df[self.ok]]
         if self.before is not None:
             ok = self.before(ok)
-        agg = ok.groupby(list(self.keys), sort=False, dropna=self.dropna).agg(**self.columns).reset_index()
+        columns = {**self.columns, **{k: v for k, v in self.optional.items() if v[0] in ok.columns}}
+        agg = ok.groupby(list(self.keys), sort=False, dropna=self.dropna).agg(**columns).reset_index()
         return self.after(agg) if self.after is not None else agg
 
 

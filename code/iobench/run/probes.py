@@ -142,3 +142,8 @@ def syscall_columns(counts: dict | None, answered: int) -> dict:
 
 SYSCALL_COLUMNS = ["syscalls_per_req", *(f"sc_{k}_per_req" for k in SYSCALL_KINDS), "sc_other_per_req",
                    "syscalls_file"]
+# a dataset's summary of them (where its plan counted): the median per point, with the total's range
+SYSCALL_SUMMARY = {"syscalls_per_req": ("syscalls_per_req", "median"),
+                   "syscalls_per_req_min": ("syscalls_per_req", "min"),
+                   "syscalls_per_req_max": ("syscalls_per_req", "max"),
+                   **{c: (c, "median") for c in SYSCALL_COLUMNS if c.startswith("sc_")}}

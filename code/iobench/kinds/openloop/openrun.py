@@ -27,7 +27,8 @@ from iobench.load import drivers
 from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.plan import Plan
-from iobench.run.probes import SYSCALL_COLUMNS, SyscallProbe, TcpProbe, syscall_columns, tcp_columns
+from iobench.run.probes import (SYSCALL_COLUMNS, SYSCALL_SUMMARY, SyscallProbe, TcpProbe, syscall_columns,
+                                tcp_columns)
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
@@ -291,6 +292,7 @@ class OpenDataset(Dataset):
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"),
         },
         after=lambda agg: agg.assign(unserved=agg["conns_served"] < agg["connections"]),  # a connection never answered
+        optional=SYSCALL_SUMMARY,
         shown=("server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
                "p50_ms", "p99_ms", "p99_9_ms", "dropped", "timeouts", "stall_s", "conns_served", "generator_bound"),
     )

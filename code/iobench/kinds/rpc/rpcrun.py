@@ -40,7 +40,7 @@ from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
-from iobench.run.probes import SYSCALL_COLUMNS
+from iobench.run.probes import SYSCALL_COLUMNS, SYSCALL_SUMMARY
 from iobench.run.results import raw_text
 from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
@@ -317,6 +317,7 @@ class RpcDataset(OpenDataset):
             "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
         },
+        optional=SYSCALL_SUMMARY,
         shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
                "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
                "generator_bound"),
