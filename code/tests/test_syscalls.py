@@ -85,3 +85,13 @@ def test_only_a_plan_that_counts_has_the_columns():
     assert set(probes.SYSCALL_COLUMNS) <= set(registry.experiment("syscalls").columns)
     for name in ("rpc-provider", "open-loop"):  # its CPU columns are the models' CPU: no tracepoint on its calls
         assert not set(probes.SYSCALL_COLUMNS) & set(registry.experiment(name).columns)
+
+
+def test_every_server_an_rpc_plan_names_is_measured_by_one_of_its_points():
+    """A point measures only the servers it names (RpcPoint.servers, the four providers unless it says
+    otherwise): a plan that lists a server none of its points names would not measure it, and its description
+    would say more than its data (the first run of rpc-syscalls, 2026-11-27, measured the providers only)."""
+    from iobench.kinds.rpc.rpcplans import RPC_PLANS
+    for plan in RPC_PLANS.values():
+        named = {s for p in plan.points for s in p.servers}
+        assert set(plan.servers) <= named, (plan.dataset, set(plan.servers) - named)

@@ -133,7 +133,8 @@ RPC_TAIL = RpcPlan(
 # What each provider asks of the kernel per call, where rpc-tail measured Tomcat's kernel time at three times
 # Netty's: the open loop at two fixed rates on 64 connections that never close, the system calls counted by kind.
 # The tracepoints cost every call a little: this dataset's CPU columns are not the providers' CPU (rpc-tail's are).
-SYSCALL_POINTS = tuple(RpcPoint("syscalls", loop="open", connections=64, rate=r) for r in (2000.0, 5000.0))
+SYSCALL_POINTS = tuple(RpcPoint("syscalls", loop="open", connections=64, rate=r, servers=PROVIDERS + GRID[1:])
+                       for r in (2000.0, 5000.0))
 RPC_SYSCALLS = RpcPlan(
     dataset="rpc-syscalls",
     description="source write-up 004's providers and Netty's transport and codec variants, their system calls "
