@@ -217,8 +217,9 @@ class OpenExperiment(Experiment):
                     measured=run.client_prefix + driver.argv(spec, url), threads=spec.threads,
                     timeout_s=spec.duration_s * 2 + point.timeout_s + 60)
         probes = {"tcp": TcpProbe(run.netns)}
+        perf = stem + ".perf.txt"  # perf's own output, under raw/
         if self.plan.syscalls:
-            probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(stem + ".perf.txt"))
+            probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(perf))
         m = run.measure_load(srv, stem, load, probes, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
@@ -259,7 +260,7 @@ class OpenExperiment(Experiment):
         }
         if self.plan.syscalls:
             row.update(syscall_columns(m.probes["syscalls"], r.requests),
-                       syscalls_file=str(Path("raw") / (stem + ".perf.txt")))
+                       syscalls_file=str(Path("raw") / perf))
         return row, m
 
     def describe(self, row: dict) -> str:
