@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from iobench.data.report import REQUIRED, value_in
+from iobench.run import jvmmem
 from iobench.run.profiles import DATA
 
 
@@ -24,6 +25,11 @@ def spread(column: str, source: str | None = None) -> dict[str, tuple[str, str]]
     """A column's median over repeats, with its min and max beside it: column, column_min, column_max."""
     source = source or column
     return {column: (source, "median"), f"{column}_min": (source, "min"), f"{column}_max": (source, "max")}
+
+
+# A kind's rows that carry the server's PSS (its highest sample), summarised as the median over repeats; a
+# dataset captured before its kind's rows had the column has none.
+PSS_SUMMARY = {"pss_mib": ("pss_kib", lambda s: s.median() / 1024)}
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ HTTP_SUMMARY = Summary(
         csw_per_req=(d["server_vcsw"] + d["server_ivcsw"]) / d["requests"].where(d["requests"] > 0)),
     shown=("server", "tool", "mode", "connections", "work_ms", "pipeline", "repeats", "rps", "rps_min", "rps_max",
            "p99_ms", "cpu_us_per_req", "conns_served", "errors", "generator_bound", "outliers"),
+    optional=jvmmem.SUMMARY,  # where the plan read the JVMs' memory
 )
 
 

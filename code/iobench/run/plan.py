@@ -27,6 +27,9 @@ class Plan:
     warmup_s: float = 0.0              # > 0: warm-up seconds per point, at most the profile's
     syscalls: bool = False             # count the server's system calls by kind in each measured run (a
                                        # tracepoint's cost on every call: its CPU columns are not comparable)
+    jvm_memory: bool = False           # a Java server's heap after a full collection and its native memory by
+                                       # category, read at rest after each point (run/jvmmem.py; its rates are
+                                       # measured with Native Memory Tracking on: not comparable either)
 
     member: ClassVar[str] = "server"   # the field of a point that `only` keeps, where the plan has no servers
 

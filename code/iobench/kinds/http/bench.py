@@ -16,12 +16,13 @@ from pathlib import Path
 from iobench.data.report import number
 from iobench.kinds.http.plans import HttpPlan, Point
 from iobench.load import drivers, idle
-from iobench.run import limits, runner, sampler
+from iobench.run import jvmmem, limits, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.probes import TcpProbe, tcp_columns
-from iobench.run.results import POINT_KEYS, raw_text
+from iobench.run.results import COLUMNS, POINT_KEYS, raw_text
 from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import battery as battery_mod
+from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
 
@@ -73,7 +74,7 @@ def fits(point: Point) -> bool:
 def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: Point) -> dict:
     """After a point's load, at rest: how many idle connections the server still holds, and
     its memory (PSS) with them; per idle connection it holds, against the same server at rest
-    with none (its first point, idle_conns=0)."""
+    with none (its first point, idle_conns=0). Read before jvm_columns' full collection."""
     if held is None:
         return {"idle_answered": None, "idle_open": None, "pss_rest_kib": None, "pss_per_idle_kib": None}
     pss = sampler.group_snapshot(srv.pid, with_pss=True).pss_kib
@@ -86,11 +87,23 @@ def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: P
     return {"idle_answered": held.answered, "idle_open": open_now, "pss_rest_kib": pss, "pss_per_idle_kib": per}
 
 
+def jvm_columns(run: Run, srv: ServerProcess, stem: str) -> dict:
+    """In a plan that reads a JVM's memory, a Java server's at rest after the point (jvmmem.read; after the
+    PSS of idle_columns, which the full collection would otherwise move), jcmd's output kept as raw output."""
+    if not run.experiment.plan.jvm_memory or srv.server.lang != "Java":
+        return {}
+    file = f"{stem}-jvm-memory.txt"
+    got = jvmmem.read(srv.pid, manifest.java_home(), run.writer.raw_path(file), run.client_cpus)
+    return jvmmem.columns(got, str(Path("raw") / file))
+
+
 class HttpExperiment(Experiment):
     outlier_keys = POINT_KEYS
 
     def __init__(self, plan: HttpPlan, with_battery: bool | None = None):
         self.plan = plan
+        if plan.jvm_memory:
+            self.columns = COLUMNS + jvmmem.COLUMNS
         self.dataset = plan.dataset
         self.description = plan.description
         self.time_wait_drained = plan.time_wait_drained
@@ -137,8 +150,10 @@ class HttpExperiment(Experiment):
                 if self.applies(server, p):
                     key = (p.work_ms, p.backlog, i if self.plan.restart_each_point else None)
                     groups.setdefault(key, []).append(p)
+            jvm = jvmmem.FLAGS if self.plan.jvm_memory and server.lang == "Java" else ()
             for (work_ms, backlog, _), group in groups.items():
-                opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s)
+                opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s,
+                                     jvm=jvm)
                 yield Unit(server, group, opts, note={"work_ms": work_ms, "backlog": backlog})
 
     @contextlib.contextmanager
@@ -259,6 +274,7 @@ def measure(run: Run, at: Serving, point: Point) -> dict:
         "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         **served_columns(point, result, received, samples),
         **idle_columns(held, srv, point),
+        **jvm_columns(run, srv, stem),
         "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         **tcp_columns(m.probes["tcp"]),
         "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",

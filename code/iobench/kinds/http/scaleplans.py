@@ -32,6 +32,29 @@ IDLE_CONNECTIONS = HttpPlan(
     time_wait_drained=10**9,
 )
 
+# What an idle connection costs a JVM, by what holds it: the Java models that hold every idle connection (not the
+# fixed pool, which holds only its pool's), raised through five levels in one process as in the idle study, and at
+# rest after each level a full collection, the heap left in use and the JVM's native memory by category
+# (run/jvmmem.py: thread stacks, direct buffers). Slopes between levels, not totals over N, are the cost of one
+# more connection. Native Memory Tracking is on from the JVM's start: its rates are not the idle study's.
+JVM_MEMORY_LEVELS = (0, 2_500, 5_000, 10_000, 15_000)
+JVM_MEMORY = HttpPlan(
+    dataset="jvm-memory",
+    description="the Java models that hold idle connections: 40 busy keep-alive connections beside 0, 2,500, "
+                "5,000, 10,000 and 15,000 idle ones, and at rest after each level the heap left after a full "
+                "collection and the JVM's native memory by category (Native Memory Tracking)",
+    servers=tuple(s for s in JAVA_IDS if s not in ONE_AT_A_TIME + ("java-threadpool",)),
+    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in JVM_MEMORY_LEVELS),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 500, 1_000)),
+    smoke_servers=("java-thread", "java-vthread", "java-netty"),
+    battery=False,
+    idle_timeout_s=0,
+    time_wait_drained=10**9,
+    measured_s=3.0,
+    warmup_s=1.0,
+    jvm_memory=True,
+)
+
 # io_uring as its authors advise against the first io_uring server and epoll, in one run: CPU per request.
 IO_URING = HttpPlan(
     dataset="io-uring",
@@ -83,4 +106,4 @@ SCALE = HttpPlan(
     warmup_s=1.0,
 )
 
-SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, IO_URING, TEN_THOUSAND, SCALE)}
+SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, JVM_MEMORY, IO_URING, TEN_THOUSAND, SCALE)}
