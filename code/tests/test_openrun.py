@@ -40,6 +40,7 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
         assert (path / row["hist_file"]).exists() and (path / row["raw_file"]).exists()
     for row in rows:  # the kernel's counters around every run (a full accept queue, retransmits, resets)
         assert min(int(row[k]) for k in ("listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts")) >= 0
+        assert int(row["pss_kib"]) > 100  # the server's memory, every process of it (c-epoll: a few hundred KiB)
     # at half the capacity every request is answered, in about the work's time;
     # at twice, requests wait (from their intended start) and, past 0.5 s, time out
     assert int(half["ok"]) == int(half["offered"]) and float(half["p99_ms"]) < 100
@@ -50,6 +51,7 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
     assert list(hist.columns) == ["upper_us", "count"] and hist["count"].sum() == int(half["ok"])
     ds = load(path)
     assert ds.value("p99_ms", loop="open", fraction=0.5) == pytest.approx(float(half["p99_ms"]))
+    assert ds.value("pss_mib", loop="open", fraction=0.5) == pytest.approx(int(half["pss_kib"]) / 1024)
     reads_like_the_book(ds, "open-loop")
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from iobench.data.dataset import Dataset, Summary, read_folder, spread
+from iobench.data.dataset import PSS_SUMMARY, Dataset, Summary, read_folder, spread
 from iobench.data.report import number
 from iobench.load import drivers
 from iobench.run import runner
@@ -114,7 +114,7 @@ COLUMNS = [
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
     "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
-    "server_steal_s", "client_steal_s", "server_rss_kib_max", "server_threads_max", "client_cpu_pct",
+    "server_steal_s", "client_steal_s", "server_rss_kib_max", "pss_kib", "server_threads_max", "client_cpu_pct",
     "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
     "loop_ms_before", "loop_ms_after", "outlier",
     "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
@@ -252,6 +252,7 @@ class OpenExperiment(Experiment):
                                   "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
                                   "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,
+            "pss_kib": u.pss_kib_max or None,  # the server's PSS, its highest sample (every process of it)
             "client_cpu_us_per_req": 1e6 * m.client_cpu_s / r.requests if r.requests else None,
             "outlier": False, "ok_run": r.ok, "failure": r.failure,
             "hist_file": str(Path("raw") / (stem + ".hist.csv")) if hist else None,
@@ -293,7 +294,7 @@ class OpenDataset(Dataset):
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"),
         },
         after=lambda agg: agg.assign(unserved=agg["conns_served"] < agg["connections"]),  # a connection never answered
-        optional=SYSCALL_SUMMARY,
+        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY},
         shown=("server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
                "p50_ms", "p99_ms", "p99_9_ms", "dropped", "timeouts", "stall_s", "conns_served", "generator_bound"),
     )

@@ -32,7 +32,7 @@ import os
 import time
 from pathlib import Path
 
-from iobench.data.dataset import Summary, read_battery, read_folder, spread
+from iobench.data.dataset import PSS_SUMMARY, Summary, read_battery, read_folder, spread
 from iobench.kinds.openloop.openrun import COLUMNS as OPEN_COLUMNS
 from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment, OpenLoad
 from iobench.kinds.rpc.rpcplans import RpcPlan, RpcPoint
@@ -317,7 +317,7 @@ class RpcDataset(OpenDataset):
             "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
         },
-        optional=SYSCALL_SUMMARY,
+        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY},
         shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
                "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
                "generator_bound"),
