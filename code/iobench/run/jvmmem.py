@@ -20,6 +20,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from iobench.servers import manifest
+
 FLAGS = ("-XX:NativeMemoryTracking=summary",)
 COMMANDS = ("GC.run", "GC.heap_info", "VM.native_memory summary scale=KB")
 COLUMNS = ["jvm_heap_live_kib", "jvm_committed_kib", "jvm_heap_committed_kib", "jvm_thread_kib",
@@ -94,3 +96,19 @@ def columns(got: dict | None, file: str = "") -> dict:
             "jvm_heap_committed_kib": cats.get("Java Heap"), "jvm_thread_kib": cats.get("Thread"),
             "jvm_stack_kib": got["stack_kib"], "jvm_threads": got["threads"], "jvm_other_kib": cats.get("Other"),
             "jvm_memory_file": file}
+
+
+def flags(plan, server) -> tuple[str, ...]:
+    """The JVM flags a plan that reads the JVMs' memory starts a Java server with (none otherwise)."""
+    return FLAGS if getattr(plan, "jvm_memory", False) and server.lang == "Java" else ()
+
+
+def at_rest(run, srv, stem: str) -> dict:
+    """For a plan that reads the JVMs' memory, a Java server's after a point (read; jcmd's output kept as the
+    raw file `stem`-jvm-memory.txt); nothing for any other plan or server. The full collection moves the heap
+    the process touched: read its PSS before."""
+    if not flags(run.experiment.plan, srv.server):
+        return {}
+    file = f"{stem}-jvm-memory.txt"
+    got = read(srv.pid, manifest.java_home(), run.writer.raw_path(file), run.client_cpus)
+    return columns(got, str(Path("raw") / file))

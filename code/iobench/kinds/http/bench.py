@@ -22,7 +22,6 @@ from iobench.run.probes import TcpProbe, tcp_columns
 from iobench.run.results import COLUMNS, POINT_KEYS, raw_text
 from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import battery as battery_mod
-from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
 
@@ -87,16 +86,6 @@ def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: P
     return {"idle_answered": held.answered, "idle_open": open_now, "pss_rest_kib": pss, "pss_per_idle_kib": per}
 
 
-def jvm_columns(run: Run, srv: ServerProcess, stem: str) -> dict:
-    """In a plan that reads a JVM's memory, a Java server's at rest after the point (jvmmem.read; after the
-    PSS of idle_columns, which the full collection would otherwise move), jcmd's output kept as raw output."""
-    if not run.experiment.plan.jvm_memory or srv.server.lang != "Java":
-        return {}
-    file = f"{stem}-jvm-memory.txt"
-    got = jvmmem.read(srv.pid, manifest.java_home(), run.writer.raw_path(file), run.client_cpus)
-    return jvmmem.columns(got, str(Path("raw") / file))
-
-
 class HttpExperiment(Experiment):
     outlier_keys = POINT_KEYS
 
@@ -150,7 +139,7 @@ class HttpExperiment(Experiment):
                 if self.applies(server, p):
                     key = (p.work_ms, p.backlog, i if self.plan.restart_each_point else None)
                     groups.setdefault(key, []).append(p)
-            jvm = jvmmem.FLAGS if self.plan.jvm_memory and server.lang == "Java" else ()
+            jvm = jvmmem.flags(self.plan, server)
             for (work_ms, backlog, _), group in groups.items():
                 opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s,
                                      jvm=jvm)
@@ -274,7 +263,7 @@ def measure(run: Run, at: Serving, point: Point) -> dict:
         "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         **served_columns(point, result, received, samples),
         **idle_columns(held, srv, point),
-        **jvm_columns(run, srv, stem),
+        **jvmmem.at_rest(run, srv, stem),  # after idle_columns' PSS
         "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         **tcp_columns(m.probes["tcp"]),
         "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",

@@ -149,4 +149,28 @@ RPC_SYSCALLS = RpcPlan(
     flame_s=0.0,
     syscalls=True,
 )
-RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS)}
+# Source write-up 004 ran its Netty provider on 3,000 worker event loops and said they cost memory, not time per call.
+# Netty's default is two per core the JVM sees (two here, pinned to one core); io.netty.eventLoopThreads sets the
+# count for every group built without one, the provider's workers (its one boss loop is built with one). Each setting
+# in a process of its own: a closed loop at 64 and 256 connections, the open loop at two fixed rates on 64, and
+# after each point the JVM's memory at rest (Native Memory Tracking on in both: their CPU is comparable to each other,
+# not to rpc-provider's).
+WRITEUP_LOOPS = "-Dio.netty.eventLoopThreads=3000"
+LOOPS_POINTS = tuple(p for j in ("", WRITEUP_LOOPS) for p in
+                     (*(RpcPoint("loops", connections=c, jvm=j, servers=("rpc-netty",)) for c in (64, 256)),
+                      *(RpcPoint("loops", loop="open", connections=64, rate=r, jvm=j, servers=("rpc-netty",))
+                        for r in (5000.0, 20000.0))))
+RPC_LOOPS = RpcPlan(
+    dataset="rpc-loops",
+    description="source write-up 004's 3,000 worker event loops against Netty's default (two per core the JVM "
+                "sees), plain Netty: a closed loop at 64 and 256 connections and the open loop at 5,000 and 20,000 "
+                "calls/s on 64, each setting in a process of its own, with the JVM's heap after a full collection "
+                "and its native memory by category after each point",
+    servers=("rpc-netty",),
+    points=LOOPS_POINTS,
+    smoke_points=(LOOPS_POINTS[0], LOOPS_POINTS[4]),
+    jvm_warmup_s=(("rpc-netty", 30.0),),
+    flame_s=0.0,
+    jvm_memory=True,
+)
+RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS, RPC_LOOPS)}

@@ -38,7 +38,7 @@ from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment, OpenLoad
 from iobench.kinds.rpc.rpcplans import RpcPlan, RpcPoint
 from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
-from iobench.run import jvmlog, metadata
+from iobench.run import jvmlog, jvmmem, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.probes import SYSCALL_COLUMNS, SYSCALL_SUMMARY
 from iobench.run.results import raw_text
@@ -133,6 +133,8 @@ class RpcExperiment(Experiment):
         self.open = OpenExperiment(plan, RpcLoad(plan))  # its load: self.open.load
         if plan.syscalls:
             self.columns = self.columns + SYSCALL_COLUMNS
+        if plan.jvm_memory:  # each provider's memory by what holds it, at rest after each point
+            self.columns = self.columns + jvmmem.COLUMNS
 
     def points(self, profile: str):
         return self.plan.points_for(profile)
@@ -169,6 +171,7 @@ class RpcExperiment(Experiment):
                 # every safepoint of the process's life, stamped with the wall clock, kept beside the raw output
                 log = f"raw/{server.id}/jvm-{setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
                 flags = jvmlog.flags(run.writer.path(log)) if log else ()
+                flags += jvmmem.flags(self.plan, server)
                 units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
                                                               jvm=flags + tuple(jvm.split())),
                                   note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
@@ -276,6 +279,8 @@ class RpcExperiment(Experiment):
                    consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
                    **jvmlog.read_window(run.writer.staging / log if log else None, u.started_epoch, u.ended_epoch),
                    jvm_log_file=log or None)
+        if row.get("raw_file"):  # after the point, beside its raw output (stem.txt): the full collection follows
+            row.update(jvmmem.at_rest(run, at.srv, str(Path(row["raw_file"]).relative_to("raw").with_suffix(""))))
         return row
 
     def describe(self, row: dict) -> str:
@@ -317,7 +322,7 @@ class RpcDataset(OpenDataset):
             "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
         },
-        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY},
+        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY, **jvmmem.SUMMARY},
         shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
                "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
                "generator_bound"),
