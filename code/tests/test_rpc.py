@@ -176,6 +176,7 @@ def test_the_write_ups_consumer_calls_the_provider_and_fails_clearly_without_one
     assert consumer.exit_code == 0, consumer.stderr_tail()
 
 
+@pytest.mark.live  # a minute: make test-live (make test runs an RPC plan end to end in the keep-alive test below)
 def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, tmp_path):
     plan = RPC_PROVIDER.only(("rpc-netty", "rpc-netty-frame-binary"))
     path = runner.run(registry.experiment(plan, with_battery=False), "smoke", dest=tmp_path / "rpc",
