@@ -12,6 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
+from iobench.run import jvmmem
+from iobench.run.probes import SYSCALL_COLUMNS
 from iobench.servers import manifest
 
 
@@ -36,6 +38,10 @@ class Plan:
     def smoke_default(self) -> tuple:
         """The points a smoke run takes when the plan names none: every point."""
         return self.points
+
+    def measured_columns(self) -> list[str]:
+        """The columns its optional measurements add to a row of any kind: system calls, a JVM's memory."""
+        return (SYSCALL_COLUMNS if self.syscalls else []) + (jvmmem.COLUMNS if self.jvm_memory else [])
 
     def points_for(self, profile: str) -> tuple:
         if profile == "smoke":

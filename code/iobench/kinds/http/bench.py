@@ -91,8 +91,8 @@ class HttpExperiment(Experiment):
 
     def __init__(self, plan: HttpPlan, with_battery: bool | None = None):
         self.plan = plan
-        if plan.jvm_memory:
-            self.columns = COLUMNS + jvmmem.COLUMNS
+        if plan.measured_columns():  # a JVM's memory at rest, where the plan asks
+            self.columns = COLUMNS + plan.measured_columns()
         self.dataset = plan.dataset
         self.description = plan.description
         self.time_wait_drained = plan.time_wait_drained

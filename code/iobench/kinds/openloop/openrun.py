@@ -27,7 +27,7 @@ from iobench.load import drivers
 from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.plan import Plan
-from iobench.run.probes import (SYSCALL_COLUMNS, SYSCALL_SUMMARY, SyscallProbe, TcpProbe, syscall_columns,
+from iobench.run.probes import (SYSCALL_SUMMARY, SyscallProbe, TcpProbe, syscall_columns,
                                 tcp_columns)
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
 from iobench.servers import manifest
@@ -169,8 +169,7 @@ class OpenExperiment(Experiment):
         self.dataset = plan.dataset
         self.description = plan.description
         self.load = load or OpenLoad(plan)
-        if plan.syscalls:  # the system calls by kind, per answered request, beside the usual columns
-            self.columns = self.columns + SYSCALL_COLUMNS
+        self.columns = COLUMNS + plan.measured_columns()  # and, where the plan asks, the system calls by kind
         self.capacity: dict[tuple, float] = {}  # load.key(...) -> the closed loop's rate in that repeat
 
     def points(self, profile: str):

@@ -40,7 +40,7 @@ from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, jvmmem, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
-from iobench.run.probes import SYSCALL_COLUMNS, SYSCALL_SUMMARY
+from iobench.run.probes import SYSCALL_SUMMARY
 from iobench.run.results import raw_text
 from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
@@ -131,10 +131,7 @@ class RpcExperiment(Experiment):
         self.description = plan.description
         self.with_battery = with_battery is not False
         self.open = OpenExperiment(plan, RpcLoad(plan))  # its load: self.open.load
-        if plan.syscalls:
-            self.columns = self.columns + SYSCALL_COLUMNS
-        if plan.jvm_memory:  # each provider's memory by what holds it, at rest after each point
-            self.columns = self.columns + jvmmem.COLUMNS
+        self.columns = COLUMNS + plan.measured_columns()  # system calls, memory by what holds it: where asked
 
     def points(self, profile: str):
         return self.plan.points_for(profile)
