@@ -1,6 +1,7 @@
 """A JVM's memory by what holds it (run/jvmmem.py): the heap after a full collection and Native Memory Tracking's
 categories, read from a running server, and the plan that reads them at every idle level."""
 import socket
+import time
 
 import pytest
 
@@ -24,8 +25,6 @@ def _held(srv: ServerProcess, n: int) -> list[socket.socket]:
 
 
 def _read(srv: ServerProcess, tmp_path, name: str, settle: int) -> dict:
-    import time
-
     deadline = time.monotonic() + 20
     while True:  # until the server has taken every connection (a thread each, or a registration)
         got = jvmmem.read(srv.pid, manifest.java_home(), tmp_path / f"{name}.txt")

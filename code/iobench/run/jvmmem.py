@@ -87,10 +87,8 @@ def read(pid: int, java_home: Path, out: Path, cpus: str | None = None) -> dict:
     return parse(done.stdout)
 
 
-def columns(got: dict | None, file: str = "") -> dict:
-    """A reading as a row's columns (empty where none was taken)."""
-    if not got:
-        return {c: None for c in COLUMNS}
+def columns(got: dict, file: str) -> dict:
+    """A reading as a row's columns."""
     cats = got["categories"]
     return {"jvm_heap_live_kib": got["heap_live_kib"], "jvm_committed_kib": got["committed_kib"],
             "jvm_heap_committed_kib": cats.get("Java Heap"), "jvm_thread_kib": cats.get("Thread"),
@@ -100,7 +98,7 @@ def columns(got: dict | None, file: str = "") -> dict:
 
 def flags(plan, server) -> tuple[str, ...]:
     """The JVM flags a plan that reads the JVMs' memory starts a Java server with (none otherwise)."""
-    return FLAGS if getattr(plan, "jvm_memory", False) and server.lang == "Java" else ()
+    return FLAGS if plan.jvm_memory and server.lang == "Java" else ()
 
 
 def at_rest(run, srv, stem: str) -> dict:

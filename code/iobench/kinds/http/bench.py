@@ -73,7 +73,7 @@ def fits(point: Point) -> bool:
 def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: Point) -> dict:
     """After a point's load, at rest: how many idle connections the server still holds, and
     its memory (PSS) with them; per idle connection it holds, against the same server at rest
-    with none (its first point, idle_conns=0). Read before jvm_columns' full collection."""
+    with none (its first point, idle_conns=0). Read before jvmmem.at_rest's full collection."""
     if held is None:
         return {"idle_answered": None, "idle_open": None, "pss_rest_kib": None, "pss_per_idle_kib": None}
     pss = sampler.group_snapshot(srv.pid, with_pss=True).pss_kib
