@@ -1,6 +1,7 @@
 """The HTTP clients as load generators (clientload.py) and their experiment (clientrun.py): the command
 line each point becomes, the summary line parsed from a real run, and a brief live run in which every
 offered request is accounted for."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -40,6 +41,23 @@ def test_a_shipped_pool_names_no_connections_and_the_write_ups_methods_have_thei
     assert burst[burst.index("--requests") + 1] == "30000" and "--rate" not in burst
     park = d.argv(spec(client_mode="park", park_us=800), "http://h/")
     assert park[park.index("--park-us") + 1] == "800"
+
+
+def test_a_setting_adds_its_jvm_flags_before_the_classpath_and_names_its_files():
+    point = ClientPoint("apache-hc5", "burst", 10, connections=10_000, mode="burst", requests=30_000,
+                        setting="pool-lax")
+    argv = drivers.get("clientload").argv(spec(client="apache-hc5", client_mode="burst", requests=30_000,
+                                               jvm_flags=point.jvm_flags, hist="raw/x.hlog"), "http://h/")
+    assert argv.index("-Diom.apache.poolPolicy=LAX") < argv.index("-cp")
+    assert argv[argv.index("--timeline") + 1] == "raw/x.timeline.jsonl"
+    assert "pool-lax" in point.label() and ClientPoint("jetty", "burst", 10).jvm_flags == ()
+    with pytest.raises(KeyError):
+        ClientPoint("jetty", "burst", 10, setting="no-such").jvm_flags
+    # the burst study's plan: every client at both pools, Apache at 10,000 with each setting
+    points = clientrun.CLIENT_BURST.points
+    assert {(p.client, p.connections) for p in points if not p.setting} == {
+        (c, n) for c in clientload.IDS for n in (10_000, 1_000)}
+    assert {p.setting for p in points if p.client == "apache-hc5"} == set(clientrun.SETTINGS)
 
 
 @pytest.mark.parametrize("bad, match", [(dict(client="curl"), "unknown client"),
@@ -116,6 +134,11 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     burst = df.loc[("ahc", "burst")]
     assert burst.offered == 300 and burst.ok + burst.failed == 300
     assert burst.listen_overflows >= 0 and burst.tcp_out_rsts >= 0   # the kernel's counters, on every row
+    assert 1 <= burst.tcp_active_opens <= 60    # the connections the client opened: its pool of 50 at most (and
+    # a few of the machine's own, if any opened one meanwhile)
+    timeline = [json.loads(line) for line in (ds.path / burst.timeline_file).read_text().splitlines()]
+    assert timeline[-1]["ok"] == burst.ok and timeline[-1]["sent"] == 300    # its last line: every request ended
+    assert "AsyncHttpClient-#-#" in timeline[-1]["cpu_ms"]   # the event loop's CPU, by group of threads
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
 
 

@@ -24,8 +24,10 @@ IDS = ("ahc", "apache-hc5", "jdk", "jetty", "okhttp")  # iom.clients.Drivers.IDS
 
 
 # What a run leaves beside its .hlog: the garbage collector's log (one line per pause, stamped with the
-# JVM's uptime) and one dump of every thread halfway through the measured window.
-BESIDE_HLOG = {"gc_log": ".gc.log", "thread_dump": ".threads.txt"}
+# JVM's uptime), one dump of every thread halfway through the measured window, and the run's timeline
+# (OpenLoad --timeline: every 100 ms, requests sent, answered and in flight, CPU by group of threads,
+# the collector's pauses, the heap, the pool's own account).
+BESIDE_HLOG = {"gc_log": ".gc.log", "thread_dump": ".threads.txt", "timeline": ".timeline.jsonl"}
 
 
 def beside_hlog(hist: str, what: str) -> str:

@@ -44,6 +44,7 @@ class LoadSpec:
     warmup_s: float = 0.0      # clientload: seconds at the same load in the same JVM before measuring
     warmup_rate: float = 0.0   # clientload open mode: the warm-up's rate, when not `rate`
     park_us: int = 0           # clientload park mode: the pause before each submit
+    jvm_flags: tuple[str, ...] = ()  # clientload: more flags for the client's JVM (a heap, a client's setting)
     # openloop: POST this file's bytes as the body, or send them as length-prefixed frames instead
     # of HTTP (paths from the repository root, where generators run); wrk, ab and vegeta refuse both
     body_file: str = ""
@@ -410,7 +411,7 @@ class ClientLoad(Driver):
         if spec.client not in clientload.IDS:
             raise ValueError(f"unknown client {spec.client!r}; known: {', '.join(clientload.IDS)}")
         gc_log = [f"-Xlog:gc:file={clientload.beside_hlog(spec.hist, 'gc_log')}:uptime"] if spec.hist else []
-        argv = [str(java_home() / "bin" / "java"), *clientload.CLIENT_JAVA_FLAGS, *gc_log,
+        argv = [str(java_home() / "bin" / "java"), *clientload.CLIENT_JAVA_FLAGS, *spec.jvm_flags, *gc_log,
                 "-cp", clientload.CLIENTS_CLASSPATH, "iom.clients.OpenLoad",
                 "--client", spec.client, "--mode", spec.client_mode, "--duration", f"{spec.duration_s:g}",
                 "--warmup", f"{spec.warmup_s:g}", "--timeout", f"{spec.timeout_s:g}",
@@ -427,7 +428,8 @@ class ClientLoad(Driver):
         else:
             raise ValueError(f"unknown client mode {spec.client_mode!r}: open, burst or park")
         if spec.hist:
-            argv += ["--hlog", spec.hist, "--thread-dump", clientload.beside_hlog(spec.hist, "thread_dump")]
+            argv += ["--hlog", spec.hist, "--thread-dump", clientload.beside_hlog(spec.hist, "thread_dump"),
+                     "--timeline", clientload.beside_hlog(spec.hist, "timeline")]
         return argv + [url.rstrip("/") + spec.path]
 
     # the CLIENTLOAD line's fields that LoadResult has columns for; the rest go to `extra`

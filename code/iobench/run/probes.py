@@ -36,9 +36,7 @@ class TcpProbe(Probe):
 
 def tcp_columns(tcp: dict) -> dict:
     """A TcpProbe's counts as a row's columns."""
-    return {"listen_overflows": tcp.get("ListenOverflows"), "listen_drops": tcp.get("ListenDrops"),
-            "tcp_retrans_segs": tcp.get("RetransSegs"), "tcp_out_rsts": tcp.get("OutRsts"),
-            "tcp_abort_on_close": tcp.get("TCPAbortOnClose")}
+    return {column: tcp.get(counter) for column, counter in sampler.TCP_COLUMNS.items()}
 
 
 # ---- system calls by kind --------------------------------------------------------------------------------

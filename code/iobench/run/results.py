@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from iobench.run import metadata
+from iobench.run.sampler import TCP_COLUMNS
 
 COLUMNS = [
     "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
@@ -33,7 +34,7 @@ COLUMNS = [
     "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",
     "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib",
-    "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
+    *TCP_COLUMNS,
     "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
 

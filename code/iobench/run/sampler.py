@@ -133,13 +133,21 @@ def netns_counters(netns: str | None = None) -> dict[str, int]:
     return parse_snmp(p.stdout)
 
 
+# tcp_counters' counters as a row's columns (a dataset captured before a column existed lacks it)
+TCP_COLUMNS = {"listen_overflows": "ListenOverflows", "listen_drops": "ListenDrops",
+               "tcp_retrans_segs": "RetransSegs", "tcp_out_rsts": "OutRsts",
+               "tcp_abort_on_close": "TCPAbortOnClose", "tcp_active_opens": "ActiveOpens"}
+
+
 def tcp_counters(netns: str | None = None) -> dict[str, int]:
     """The TCP counters that explain stalls and errors, of a network namespace (None: this one;
     the whole machine on loopback), named as `nstat` shows them without its prefix:
     ListenOverflows/ListenDrops (a full accept queue dropped a connection attempt), RetransSegs
-    (segments sent again), OutRsts (resets sent) and TCPAbortOnClose (a socket closed with
-    unread data in its receive buffer, which Linux answers with a reset)."""
-    wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts")
+    (segments sent again), OutRsts (resets sent), TCPAbortOnClose (a socket closed with
+    unread data in its receive buffer, which Linux answers with a reset) and ActiveOpens
+    (connections this side opened: with one client, the connections it opened)."""
+    wanted = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPAbortOnClose", "TcpRetransSegs", "TcpOutRsts",
+              "TcpActiveOpens")  # TCP_COLUMNS' counters, as /proc names them
     counters = netns_counters(netns)
     return {k.removeprefix("TcpExt").removeprefix("Tcp"): counters[k] for k in wanted if k in counters}
 

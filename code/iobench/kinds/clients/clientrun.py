@@ -44,6 +44,7 @@ from iobench.run import runner
 from iobench.run.jvmlog import gc_pauses
 from iobench.run.plan import Plan
 from iobench.run.probes import TcpProbe, tcp_columns
+from iobench.run.sampler import TCP_COLUMNS
 from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
@@ -71,6 +72,11 @@ class ClientPoint:
     warmup_rate: float = 0.0  # open: the warm-up's rate, when the measured one would leave a queue behind
     io_threads: int = 1       # where the client has IO threads (not OkHttp, whose calls each take a thread)
     timeout_s: float = 5.0
+    setting: str = ""         # a named change to the client's JVM or library: SETTINGS (empty: as the chapter runs it)
+
+    @property
+    def jvm_flags(self) -> tuple[str, ...]:
+        return SETTINGS[self.setting]
 
     @property
     def offered_rps(self) -> float:
@@ -90,7 +96,21 @@ class ClientPoint:
                "park": f"park {self.park_us} us"}[self.mode]
         pool = f"N={self.connections}" if self.connections else "shipped pool"
         link = f", link {self.link_rtt_ms:g} ms" if self.link_rtt_ms else ""
-        return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms{link}"
+        setting = f", {self.setting}" if self.setting else ""
+        return f"{self.client} {self.experiment}: {how}, {pool}, delay {self.delay_ms:g} ms{link}{setting}"
+
+
+# Changes to one run's client, each testing one candidate cause of Apache HttpClient's collapse in the
+# burst (30,000 requests at once on a pool of 10,000): its pool's lock (LAX: a lock per route instead of
+# one over the pool), its reactor's timeout sweep (every 10 ms over every connection here; 1 s as
+# shipped), and its collector (a young generation of 6 GiB, larger than everything the burst allocates:
+# no collection during the run, checked in its log). The pool's size is the points' own `connections`.
+SETTINGS: dict[str, tuple[str, ...]] = {
+    "": (),
+    "pool-lax": ("-Diom.apache.poolPolicy=LAX",),
+    "select-1s": ("-Diom.apache.selectIntervalMs=1000",),
+    "no-gc": ("-Xms8g", "-Xmx8g", "-Xmn6g"),
+}
 
 
 # The reference: the book's C open-loop generator (iom-openloop) offering the same load through the same
@@ -157,7 +177,24 @@ HTTP_CLIENTS = ClientPlan(
     points=POINTS,
     smoke_points=SMOKE_POINTS,
 )
-CLIENT_PLANS = {p.dataset: p for p in (HTTP_CLIENTS,)}
+# The burst again, to find why Apache HttpClient collapses in it: every client with the chapter's pool of
+# 10,000 and with the write-up's other, 1,000, each run's timeline and count of connections opened kept;
+# then Apache at 10,000 with each candidate cause taken away in turn (SETTINGS).
+BURST = dict(experiment="burst", delay_ms=10, mode="burst", requests=30_000)
+CLIENT_BURST = ClientPlan(
+    dataset="client-burst",
+    description="the write-up's burst (30,000 requests at once) for every client with pools of 10,000 and 1,000, "
+                "then Apache HttpClient 5 at 10,000 without each candidate cause of its collapse in turn: a lock "
+                "per route instead of one pool lock, the shipped 1 s reactor tick, no collection; every run's "
+                "timeline (100 ms) kept",
+    points=(
+        *(p for n in (10_000, 1_000) for p in _each(connections=n, **BURST)),
+        *(ClientPoint("apache-hc5", connections=10_000, setting=s, **BURST) for s in SETTINGS if s),
+    ),
+    smoke_points=tuple(ClientPoint("apache-hc5", "burst", 10, connections=500, mode="burst", requests=1000, setting=s)
+                       for s in ("", "pool-lax")),
+)
+CLIENT_PLANS = {p.dataset: p for p in (HTTP_CLIENTS, CLIENT_BURST)}
 
 COLUMNS = [
     "client", "client_version", "experiment", "pool", "connections", "io_threads", "delay_ms", "link_rtt_ms",
@@ -167,13 +204,13 @@ COLUMNS = [
     "achieved_rps", "submit_rps", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "send_lag_max_ms", "in_flight_max",
     "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "thread_groups",
-    "error_kinds", "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
+    "error_kinds", *TCP_COLUMNS,
     "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
     "server_threads_max", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
-    "gc_log_file", "thread_dump_file",
+    "gc_log_file", "thread_dump_file", "timeline_file", "setting",
     "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
-KEYS = ["client", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction", "offered_rps",
+KEYS = ["client", "setting", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction", "offered_rps",
         "requests", "park_us"]
 
 
@@ -240,8 +277,9 @@ class ClientExperiment(Experiment):
         measured_s, warmup_s = self.timing(run)
         level = {"open": f"r{point.offered_rps:.0f}", "burst": f"n{point.requests}", "park": f"p{point.park_us}"}
         link = f"-l{point.link_rtt_ms:g}" if point.link_rtt_ms else ""
+        setting = f"-{point.setting}" if point.setting else ""
         stem = (f"{point.client}/{point.experiment}-{level[point.mode]}-c{point.connections or 'shipped'}"
-                f"-d{point.delay_ms:g}{link}-r{repeat}")
+                f"-d{point.delay_ms:g}{link}{setting}-r{repeat}")
         hlog = run.writer.raw_path(stem + ".hlog")
         reference = point.client == REFERENCE
         if reference:   # a C program: nothing to warm up (the server is warm), its CPU the harness's account
@@ -252,7 +290,7 @@ class ClientExperiment(Experiment):
                 tool="clientload", client=point.client, client_mode=point.mode, connections=point.connections,
                 shipped=not point.connections, threads=point.io_threads, rate=point.offered_rps,
                 max_in_flight=point.max_in_flight, requests=point.requests, park_us=point.park_us,
-                warmup_rate=point.warmup_rate,
+                warmup_rate=point.warmup_rate, jvm_flags=point.jvm_flags,
                 # relative to the repository root, the generator's working directory: no machine path in the output
                 duration_s=measured_s, warmup_s=warmup_s, timeout_s=point.timeout_s,
                 hist=str(hlog.relative_to(manifest.ROOT) if hlog.is_relative_to(manifest.ROOT) else hlog))
@@ -271,7 +309,8 @@ class ClientExperiment(Experiment):
                  "cpu_us_per_req": 1e6 * m.client_cpu_s / answered if answered else None}
         lc = runner.load_columns(m)
         return {
-            "client": point.client, "client_version": x.get("client_version"), "experiment": point.experiment,
+            "client": point.client, "setting": point.setting, "client_version": x.get("client_version"),
+            "experiment": point.experiment,
             "pool": "equal" if point.connections else "shipped", "connections": point.connections,
             "io_threads": point.io_threads, "delay_ms": point.delay_ms, "link_rtt_ms": point.link_rtt_ms,
             "mode": point.mode,
@@ -359,4 +398,9 @@ class ClientDataset(Dataset):
 
 def load(path: Path, shown_under: str = "replay") -> ClientDataset:
     path, df, meta = read_folder(path, ("ok_run", "accounted", "noisy", "outlier"))
+    # newer than their datasets: every run as the chapter sets its client; no timeline or count of connections kept
+    df["setting"] = [v if isinstance(v, str) else "" for v in df["setting"]] if "setting" in df.columns else ""
+    for col in ("timeline_file", "tcp_active_opens"):
+        if col not in df.columns:
+            df[col] = float("nan")
     return ClientDataset(path.name, path, df, meta, {}, shown_under)

@@ -30,6 +30,7 @@ from iobench.run.plan import Plan
 from iobench.run.probes import (SYSCALL_SUMMARY, SyscallProbe, TcpProbe, syscall_columns,
                                 tcp_columns)
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
+from iobench.run.sampler import TCP_COLUMNS
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
@@ -112,7 +113,7 @@ COLUMNS = [
     "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "stall_s", "in_flight_max",
     "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
-    "listen_overflows", "listen_drops", "tcp_retrans_segs", "tcp_out_rsts", "tcp_abort_on_close",
+    *TCP_COLUMNS,
     "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
     "server_steal_s", "client_steal_s", "server_rss_kib_max", "pss_kib", "server_threads_max", "client_cpu_pct",
     "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",

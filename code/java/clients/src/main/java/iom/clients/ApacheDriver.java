@@ -1,6 +1,7 @@
 package iom.clients;
 
 import java.net.URI;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
@@ -12,7 +13,10 @@ import org.apache.hc.client5.http.config.TlsConfig;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
+import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
+import org.apache.hc.core5.pool.PoolStats;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http2.HttpVersionPolicy;
 import org.apache.hc.core5.io.CloseMode;
@@ -30,16 +34,29 @@ final class ApacheDriver implements Driver {
      * How often each IO reactor thread wakes from select() on its own. It checks timeouts then, and
      * only then processes a cancelled request: as shipped (1 s), a request cancelled at its 300 ms
      * deadline kept its connection until the next tick, so the request after it on a pool of one
-     * timed out too, and the reactor's own 300 ms timeouts fired after about 1,070 ms.
+     * timed out too, and the reactor's own 300 ms timeouts fired after about 1,070 ms. The system
+     * property {@code iom.apache.selectIntervalMs} sets another (the burst's test of the shipped 1 s).
      */
-    static final TimeValue SELECT_INTERVAL = TimeValue.ofMilliseconds(10);
+    static final TimeValue SELECT_INTERVAL = TimeValue.ofMilliseconds(Long.getLong("iom.apache.selectIntervalMs", 10));
+
+    /**
+     * The pool's concurrency policy: STRICT as shipped (one lock over the whole pool, which
+     * enforces the total and the per-route limits exactly), or LAX (a lock per route, the limits
+     * kept loosely). The system property {@code iom.apache.poolPolicy} chooses; with
+     * {@code iom.apache.selectIntervalMs}, for the chapter's test of Apache's burst, where each
+     * setting is one of the candidate causes.
+     */
+    static final PoolConcurrencyPolicy POOL_POLICY =
+            PoolConcurrencyPolicy.valueOf(System.getProperty("iom.apache.poolPolicy", "STRICT"));
 
     private final CloseableHttpAsyncClient client;
+    private final PoolingAsyncClientConnectionManager manager;
     private final Pool pool;
 
     ApacheDriver(Pool pool) {
         this.pool = pool;
         PoolingAsyncClientConnectionManagerBuilder connections = PoolingAsyncClientConnectionManagerBuilder.create()
+                .setPoolConcurrencyPolicy(POOL_POLICY)
                 .setDefaultTlsConfig(TlsConfig.custom() // shipped NEGOTIATE, which is HTTP/1.1 on http:// anyway
                         .setVersionPolicy(HttpVersionPolicy.FORCE_HTTP_1).build());
         HttpAsyncClientBuilder builder = HttpAsyncClients.custom();
@@ -51,14 +68,15 @@ final class ApacheDriver implements Driver {
                             .setConnectTimeout(timeout).build()); // shipped 3 min
             builder.setIOReactorConfig(IOReactorConfig.custom()
                             .setIoThreadCount(pool.ioThreads())  // shipped: one per core
-                            .setSelectInterval(SELECT_INTERVAL) // shipped 1 s, see below
+                            .setSelectInterval(SELECT_INTERVAL) // shipped 1 s, see SELECT_INTERVAL
                             .build())
                     .setDefaultRequestConfig(RequestConfig.custom()
                             .setConnectionRequestTimeout(timeout) // the wait for a lease, shipped 3 min
                             .setResponseTimeout(timeout).build()) // silence on the socket, shipped none
                     .disableAutomaticRetries(); // shipped: one retry of an idempotent request on some IO errors
         }
-        client = builder.setConnectionManager(connections.build()).build();
+        manager = connections.build();
+        client = builder.setConnectionManager(manager).build();
         client.start();
     }
 
@@ -84,6 +102,13 @@ final class ApacheDriver implements Driver {
                     }
                 });
         return pool.bound(done, e -> sent.cancel(true)); // a timeout frees the lease or its queue place
+    }
+
+    @Override
+    public Map<String, Long> pool() {
+        PoolStats s = manager.getTotalStats(); // takes the pool's lock, as a lease does
+        return Map.of("leased", (long) s.getLeased(), "pending", (long) s.getPending(),
+                "available", (long) s.getAvailable());
     }
 
     @Override

@@ -2,6 +2,7 @@ package iom.clients;
 
 import java.io.IOException;
 import java.net.URI;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -32,6 +33,15 @@ public interface Driver extends AutoCloseable {
      * call (see {@link Pool#bound}); the request is then aborted.
      */
     CompletableFuture<Response> get(URI uri);
+
+    /**
+     * The pool's own account now, as its library keeps it (for Apache HttpClient: connections
+     * leased, requests pending a lease, connections available), for {@link Timeline}; empty where
+     * the library keeps none that can be read cheaply.
+     */
+    default Map<String, Long> pool() {
+        return Map.of();
+    }
 
     @Override
     void close() throws IOException;

@@ -9,7 +9,7 @@ import java.time.Duration;
  */
 record LoadOptions(String mode, String client, URI uri, double rate, double warmupRate, double durationS, double warmupS,
                    int connections, int ioThreads, double timeoutS, int maxInFlight, boolean shipped,
-                   String hlog, int requests, long parkUs, String threadDump) {
+                   String hlog, int requests, long parkUs, String threadDump, String timeline) {
 
     static final String USAGE = """
             usage: OpenLoad --client ID [options] URL
@@ -32,6 +32,8 @@ record LoadOptions(String mode, String client, URI uri, double rate, double warm
               --hlog FILE          an HdrHistogram interval log: 1 s intervals, microseconds
               --thread-dump FILE   every thread's name, state, CPU time and stack, once: halfway through the
                                    measured window (burst: 1 s after it starts)
+              --timeline FILE      every 100 ms, one JSON line: requests sent, answered, failed and in flight, CPU
+                                   by group of threads, the collector's pauses, the heap, the pool's own account
             """.formatted(Drivers.IDS);
 
     /** A bad command line: the message is the one line to print. */
@@ -44,7 +46,7 @@ record LoadOptions(String mode, String client, URI uri, double rate, double warm
     }
 
     static LoadOptions parse(String... args) throws Usage {
-        String mode = "open", client = null, hlog = null, threadDump = null, url = null;
+        String mode = "open", client = null, hlog = null, threadDump = null, timeline = null, url = null;
         double rate = 0, warmupRate = 0, duration = 0, warmup = 0, timeout = 5;
         int connections = 16, ioThreads = 1, maxInFlight = 1000, requests = 0;
         long parkUs = -1;
@@ -71,6 +73,7 @@ record LoadOptions(String mode, String client, URI uri, double rate, double warm
                 case "--client" -> client = v;
                 case "--hlog" -> hlog = v;
                 case "--thread-dump" -> threadDump = v;
+                case "--timeline" -> timeline = v;
                 case "--rate" -> rate = positive(a, v);
                 case "--warmup-rate" -> warmupRate = positive(a, v);
                 case "--duration" -> duration = positive(a, v);
@@ -105,7 +108,7 @@ record LoadOptions(String mode, String client, URI uri, double rate, double warm
         require("http".equals(uri.getScheme()) && uri.getHost() != null, "the URL must be http://HOST[:PORT]/...; got " + url);
         return new LoadOptions(mode, client, uri, rate, warmupRate > 0 ? warmupRate : rate, duration, warmup,
                 connections, ioThreads, timeout,
-                maxInFlight, shipped, hlog, requests, parkUs, threadDump);
+                maxInFlight, shipped, hlog, requests, parkUs, threadDump, timeline);
     }
 
     Pool pool() {

@@ -75,6 +75,10 @@ public final class OpenLoad {
         sampler.scheduleAtFixedRate(census::sample, 0, 100, TimeUnit.MILLISECONDS);
         boolean burst = o.mode().equals("burst");
         long t0 = System.nanoTime() + 50_000_000L;            // the first request, 50 ms from now
+        Timeline timeline = o.timeline() == null ? null : new Timeline(o.timeline(), t0, this::counts, driver);
+        if (timeline != null) {
+            sampler.scheduleAtFixedRate(timeline::sample, 0, 100, TimeUnit.MILLISECONDS);
+        }
         long tm = t0 + nanos(burst ? 0 : o.warmupS()); // the measured window opens
         long tEnd = tm + nanos(burst ? 0 : o.durationS());
         latency = new LatencyLog(o.hlog(), System.currentTimeMillis() + (tm - System.nanoTime()) / 1_000_000,
@@ -105,11 +109,25 @@ public final class OpenLoad {
         }
         sampler.shutdown();
         sampler.awaitTermination(10, TimeUnit.SECONDS);
+        if (timeline != null) {
+            timeline.sample(); // the last line: every request counted
+            timeline.close();
+        }
         Histogram total = latency.close(); // with the last, partial interval
         census.sample();
         warm.check("warmup");
         main.check("measured");
         return result(tm, total);
+    }
+
+    /** Both phases' requests so far, for the timeline: sent, answered (ok), ended otherwise, in flight. */
+    private Map<String, Long> counts() {
+        Map<String, Long> c = new LinkedHashMap<>();
+        c.put("sent", warm.sent.sum() + main.sent.sum());
+        c.put("ok", warm.get(Outcome.OK) + main.get(Outcome.OK));
+        c.put("failed", warm.failed() + main.failed());
+        c.put("in_flight", (long) inFlight.get());
+        return c;
     }
 
     /** Request i at t0 + i/rate; dropped when --max-in-flight are in flight. The warm-up (t0 to tm)
@@ -275,6 +293,7 @@ public final class OpenLoad {
         r.put("error_kinds", kinds);
         r.put("hlog", o.hlog());
         r.put("thread_dump", threadDumped ? o.threadDump() : null);
+        r.put("timeline", o.timeline());
         Map<String, Long> warmup = new LinkedHashMap<>();
         warmup.put("offered", warm.offered.sum());
         warmup.put("ok", warm.get(Outcome.OK));

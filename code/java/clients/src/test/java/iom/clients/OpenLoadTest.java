@@ -292,4 +292,37 @@ class OpenLoadTest {
         m.put("d", Map.of("e", 2L));
         assertEquals("{\"a\":1.5,\"b\":null,\"c\":\"x\\\"y\",\"d\":{\"e\":2}}", JsonLine.of(m));
     }
+
+    /**
+     * The timeline of a burst on a pool of 2 against a server that holds each request 50 ms: a line
+     * about every 100 ms, counts that only grow, the last line with every request answered; the pool's
+     * own account shows requests pending a lease while the pool is full, and the IO thread's CPU is there.
+     */
+    @Test
+    void theTimelineFollowsTheBurstAndThePoolsOwnAccount(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("t.jsonl");
+        Map<String, Object> r = load("--client", "apache-hc5", "--mode", "burst", "--requests", "20",
+                "--connections", "2", "--timeline", file.toString(), url("/?ms=50"));
+        assertEquals(20L, n(r, "ok"), r.toString());
+        List<String> lines = java.nio.file.Files.readAllLines(file);
+        assertTrue(lines.size() >= 5, "20 requests, 2 at a time, 50 ms each: half a second or more: " + lines);
+        long lastOk = -1, lastT = Long.MIN_VALUE, mostPending = 0;
+        for (String line : lines) {
+            long t = field(line, "\"t_ms\":"), ok = field(line, "\"ok\":");
+            assertTrue(t > lastT && ok >= lastOk, "time and answers only grow: " + lines);
+            lastT = t;
+            lastOk = ok;
+            mostPending = Math.max(mostPending, field(line, "\"pending\":"));
+            assertTrue(line.contains("\"httpclient-dispatch-#\":") && line.contains("\"jvm\":"), line);
+        }
+        assertEquals(20L, lastOk, "the last line comes after every answer: " + lines.get(lines.size() - 1));
+        assertTrue(mostPending > 0, "18 requests wait for one of 2 connections: " + lines);
+    }
+
+    private static long field(String line, String key) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(key) + "(-?\\d+)")
+                .matcher(line);
+        assertTrue(m.find(), key + " in " + line);
+        return Long.parseLong(m.group(1));
+    }
 }

@@ -1,0 +1,113 @@
+package iom.clients;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+
+/**
+ * A run, every 100 ms: one JSON line with what the driver had sent and what had ended, what was
+ * in flight, the CPU each group of threads had used (named as {@link ThreadCensus#prefix} groups
+ * them; {@code jvm} is the rest of the process: the collector's and the compiler's threads, which
+ * are not Java threads), the collector's pauses so far, the heap in use, and the pool's own account
+ * where the driver gives one ({@link Driver#pool}). Counts and times are cumulative from the first
+ * line, so the reader takes differences: what each thread did in each tenth of a second is what
+ * separates a client waiting on its pool from one waiting on its IO thread or on its collector.
+ */
+final class Timeline implements AutoCloseable {
+    private final BufferedWriter out;
+    private final long t0;
+    private final Supplier<Map<String, Long>> counts;
+    private final Driver driver;
+    private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    private final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+    private final List<GarbageCollectorMXBean> pauses = ManagementFactory.getGarbageCollectorMXBeans().stream()
+            .filter(b -> !b.getName().contains("Concurrent")) // G1's and ZGC's concurrent cycles do not stop the program
+            .toList();
+    private final com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    /** CPU of threads that have ended, by group: a group's CPU never goes down when a thread ends. */
+    private final Map<Long, String> groupOf = new java.util.HashMap<>();
+    private final Map<Long, Long> lastCpu = new java.util.HashMap<>();
+    private final Map<String, Long> endedCpu = new TreeMap<>();
+
+    /** Writes to {@code file}; t_ms counts from {@code t0} (System.nanoTime); {@code counts} gives sent, ended and so on. */
+    Timeline(String file, long t0, Supplier<Map<String, Long>> counts, Driver driver) throws IOException {
+        this.out = Files.newBufferedWriter(Path.of(file), StandardCharsets.UTF_8);
+        this.t0 = t0;
+        this.counts = counts;
+        this.driver = driver;
+    }
+
+    synchronized void sample() {
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("t_ms", (System.nanoTime() - t0) / 1_000_000);
+        line.putAll(counts.get());
+        Map<String, Long> cpu = new TreeMap<>(endedCpu);
+        Map<Long, Long> seen = new java.util.HashMap<>();
+        long javaCpu = 0;
+        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t == null) {
+                continue;
+            }
+            long ns = threads.getThreadCpuTime(t.getThreadId());
+            if (ns < 0) {
+                continue;
+            }
+            String g = ThreadCensus.prefix(t.getThreadName());
+            groupOf.put(t.getThreadId(), g);
+            seen.put(t.getThreadId(), ns);
+            cpu.merge(g, ns / 1_000_000, Long::sum);
+        }
+        for (Map.Entry<Long, Long> e : lastCpu.entrySet()) { // threads ended since the last line: their last reading
+            if (!seen.containsKey(e.getKey())) {
+                String g = groupOf.remove(e.getKey());
+                endedCpu.merge(g, e.getValue() / 1_000_000, Long::sum);
+                cpu.merge(g, e.getValue() / 1_000_000, Long::sum);
+            }
+        }
+        lastCpu.clear();
+        lastCpu.putAll(seen);
+        for (long ms : cpu.values()) {
+            javaCpu += ms;
+        }
+        long process = os.getProcessCpuTime() / 1_000_000;
+        cpu.put("jvm", Math.max(0, process - javaCpu));
+        line.put("cpu_ms", cpu);
+        long gcMs = 0, gcCount = 0;
+        for (GarbageCollectorMXBean b : pauses) {
+            gcMs += Math.max(0, b.getCollectionTime());
+            gcCount += Math.max(0, b.getCollectionCount());
+        }
+        line.put("gc_ms", gcMs);
+        line.put("gc_count", gcCount);
+        line.put("heap_used_mib", memory.getHeapMemoryUsage().getUsed() >> 20);
+        Map<String, Long> pool = driver.pool();
+        if (!pool.isEmpty()) {
+            line.put("pool", pool);
+        }
+        try {
+            out.write(JsonLine.of(line));
+            out.newLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        out.close();
+    }
+}
