@@ -1,7 +1,6 @@
 """The HTTP clients as load generators (clientload.py) and their experiment (clientrun.py): the command
 line each point becomes, the summary line parsed from a real run, and a brief live run in which every
 offered request is accounted for."""
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -136,9 +135,10 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     assert burst.listen_overflows >= 0 and burst.tcp_out_rsts >= 0   # the kernel's counters, on every row
     assert 1 <= burst.tcp_active_opens <= 60    # the connections the client opened: its pool of 50 at most (and
     # a few of the machine's own, if any opened one meanwhile)
-    timeline = [json.loads(line) for line in (ds.path / burst.timeline_file).read_text().splitlines()]
-    assert timeline[-1]["ok"] == burst.ok and timeline[-1]["sent"] == 300    # its last line: every request ended
-    assert "AsyncHttpClient-#-#" in timeline[-1]["cpu_ms"]   # the event loop's CPU, by group of threads
+    timeline = ds.timeline(burst)    # every 100 ms; its last line after every request ended
+    assert timeline.ok.iloc[-1] == burst.ok and timeline.sent.iloc[-1] == 300 and timeline.d_ok.sum() == burst.ok
+    assert 1 <= timeline.opened.iloc[-1] <= 60 and timeline.opened.is_monotonic_increasing
+    assert timeline["d_cpu_AsyncHttpClient-#-#"].sum() > 0      # the event loop's CPU, by group of threads
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
 
 

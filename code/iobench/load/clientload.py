@@ -9,6 +9,7 @@ measures: a second JVM for the warm-up would throw away what the JIT compiled.
 """
 from __future__ import annotations
 
+import json
 import re
 
 from iobench.servers.manifest import CODE, JAVA_FLAGS
@@ -56,3 +57,17 @@ def thread_dump(text: str) -> list[dict]:
                       "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
                       "library": next((f for f in methods if not f.startswith(_JDK)), "")})
     return found
+
+
+def timeline(text: str) -> list[dict]:
+    """OpenLoad's --timeline file, one dict per line (every 100 ms): t_ms from the first request, the
+    requests sent, ok, failed and in flight so far, the connections opened so far (`opened`: the kernel's
+    ActiveOpens since the first line), gc_ms and gc_count (pauses so far), heap_used_mib,
+    `cpu_<group>` per group of threads (ms so far; `cpu_jvm` is the rest of the process: the collector's
+    and the compiler's threads) and `pool_<count>` where the driver gave the pool's own account."""
+    rows = []
+    for line in text.splitlines():
+        d = json.loads(line)
+        cpu, pool = d.pop("cpu_ms", {}), d.pop("pool", {})
+        rows.append({**d, **{f"cpu_{g}": ms for g, ms in cpu.items()}, **{f"pool_{k}": v for k, v in pool.items()}})
+    return rows

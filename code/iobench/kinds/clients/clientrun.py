@@ -39,7 +39,7 @@ import pandas as pd
 from iobench.data.dataset import Dataset, Summary, read_folder, spread
 from iobench.data.report import number
 from iobench.load import drivers
-from iobench.load.clientload import BESIDE_HLOG, IDS, beside_hlog, thread_dump
+from iobench.load.clientload import BESIDE_HLOG, IDS, beside_hlog, thread_dump, timeline
 from iobench.run import runner
 from iobench.run.jvmlog import gc_pauses
 from iobench.run.plan import Plan
@@ -394,6 +394,15 @@ class ClientDataset(Dataset):
                      cpu_ms=("cpu_ms", "sum"), waiting_in=("top", lambda s: s.mode().iloc[0]),
                      library=("library", lambda s: s[s != ""].mode().iloc[0] if (s != "").any() else ""))
                 .reset_index().sort_values("cpu_ms", ascending=False, ignore_index=True))
+
+
+    def timeline(self, row) -> pd.DataFrame:
+        """The row's run every 100 ms (its timeline_file; clientload.timeline says what each column
+        is), with what happened in each tenth of a second beside the running totals: `d_<column>` for
+        the answers, failures, pauses and every thread group's CPU (ms in that interval)."""
+        got = pd.DataFrame(timeline((self.path / row["timeline_file"]).read_text())).fillna(0)
+        running = [c for c in got.columns if c.startswith("cpu_") or c in ("ok", "failed", "opened", "gc_ms", "gc_count")]
+        return got.join(got[running].diff().fillna(0).add_prefix("d_"))
 
 
 def load(path: Path, shown_under: str = "replay") -> ClientDataset:

@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 
 /**
  * A run, every 100 ms: one JSON line with what the driver had sent and what had ended, what was
- * in flight, the CPU each group of threads had used (named as {@link ThreadCensus#prefix} groups
+ * in flight, the connections opened (the kernel's count, {@link #activeOpens}), the CPU each group of threads had used (named as {@link ThreadCensus#prefix} groups
  * them; {@code jvm} is the rest of the process: the collector's and the compiler's threads, which
  * are not Java threads), the collector's pauses so far, the heap in use, and the pool's own account
  * where the driver gives one ({@link Driver#pool}). Counts and times are cumulative from the first
@@ -43,6 +43,8 @@ final class Timeline implements AutoCloseable {
     private final Map<Long, Long> lastCpu = new java.util.HashMap<>();
     private final Map<String, Long> endedCpu = new TreeMap<>();
 
+    private final long opensAtStart = activeOpens();
+
     /** Writes to {@code file}; t_ms counts from {@code t0} (System.nanoTime); {@code counts} gives sent, ended and so on. */
     Timeline(String file, long t0, Supplier<Map<String, Long>> counts, Driver driver) throws IOException {
         this.out = Files.newBufferedWriter(Path.of(file), StandardCharsets.UTF_8);
@@ -51,10 +53,30 @@ final class Timeline implements AutoCloseable {
         this.driver = driver;
     }
 
+    /**
+     * The kernel's count of TCP connections this network namespace has opened (ActiveOpens in
+     * /proc/net/snmp, one per connect), or -1 where it cannot be read: with one client on the
+     * machine, the connections that client has opened.
+     */
+    static long activeOpens() {
+        try {
+            List<String> tcp = Files.readAllLines(Path.of("/proc/net/snmp")).stream()
+                    .filter(l -> l.startsWith("Tcp:")).toList();
+            List<String> names = List.of(tcp.get(0).split(" ")), values = List.of(tcp.get(1).split(" "));
+            return Long.parseLong(values.get(names.indexOf("ActiveOpens")));
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     synchronized void sample() {
         Map<String, Object> line = new LinkedHashMap<>();
         line.put("t_ms", (System.nanoTime() - t0) / 1_000_000);
         line.putAll(counts.get());
+        long opens = activeOpens();
+        if (opens >= 0 && opensAtStart >= 0) {
+            line.put("opened", opens - opensAtStart); // connections opened since the timeline began
+        }
         Map<String, Long> cpu = new TreeMap<>(endedCpu);
         Map<Long, Long> seen = new java.util.HashMap<>();
         long javaCpu = 0;

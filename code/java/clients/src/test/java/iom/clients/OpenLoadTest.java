@@ -317,6 +317,8 @@ class OpenLoadTest {
         }
         assertEquals(20L, lastOk, "the last line comes after every answer: " + lines.get(lines.size() - 1));
         assertTrue(mostPending > 0, "18 requests wait for one of 2 connections: " + lines);
+        long opened = field(lines.get(lines.size() - 1), "\"opened\":");
+        assertTrue(opened >= 2 && opened < 50, "the pool of 2 opened 2 (and the machine perhaps a few): " + opened);
     }
 
     private static long field(String line, String key) {
