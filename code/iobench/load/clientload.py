@@ -64,10 +64,13 @@ def timeline(text: str) -> list[dict]:
     requests sent, ok, failed and in flight so far, the connections opened so far (`opened`: the kernel's
     ActiveOpens since the first line), gc_ms and gc_count (pauses so far), heap_used_mib,
     `cpu_<group>` per group of threads (ms so far; `cpu_jvm` is the rest of the process: the collector's
-    and the compiler's threads) and `pool_<count>` where the driver gave the pool's own account."""
+    and the compiler's threads), `pool_<count>` where the driver gave the pool's own account, and `busy`:
+    each thread that used a tenth of the interval or more, by name, to its stack then (innermost frame
+    first, "Class.method" joined by " < ")."""
     rows = []
     for line in text.splitlines():
         d = json.loads(line)
         cpu, pool = d.pop("cpu_ms", {}), d.pop("pool", {})
-        rows.append({**d, **{f"cpu_{g}": ms for g, ms in cpu.items()}, **{f"pool_{k}": v for k, v in pool.items()}})
+        rows.append({**d, "busy": d.get("busy", {}), **{f"cpu_{g}": ms for g, ms in cpu.items()},
+                     **{f"pool_{k}": v for k, v in pool.items()}})
     return rows

@@ -400,7 +400,8 @@ class ClientDataset(Dataset):
         """The row's run every 100 ms (its timeline_file; clientload.timeline says what each column
         is), with what happened in each tenth of a second beside the running totals: `d_<column>` for
         the answers, failures, pauses and every thread group's CPU (ms in that interval)."""
-        got = pd.DataFrame(timeline((self.path / row["timeline_file"]).read_text())).fillna(0)
+        got = pd.DataFrame(timeline((self.path / row["timeline_file"]).read_text()))
+        got = got.fillna({c: 0 for c in got.columns if c != "busy"})
         running = [c for c in got.columns if c.startswith("cpu_") or c in ("ok", "failed", "opened", "gc_ms", "gc_count")]
         return got.join(got[running].diff().fillna(0).add_prefix("d_"))
 

@@ -25,6 +25,8 @@ import java.util.function.Supplier;
  * where the driver gives one ({@link Driver#pool}). Counts and times are cumulative from the first
  * line, so the reader takes differences: what each thread did in each tenth of a second is what
  * separates a client waiting on its pool from one waiting on its IO thread or on its collector.
+ * Each thread that used a tenth of the interval or more since the last line has its stack sampled
+ * ({@code busy}: thread name to its frames): what the busy threads were doing, ten times a second.
  */
 final class Timeline implements AutoCloseable {
     private final BufferedWriter out;
@@ -80,6 +82,7 @@ final class Timeline implements AutoCloseable {
         Map<String, Long> cpu = new TreeMap<>(endedCpu);
         Map<Long, Long> seen = new java.util.HashMap<>();
         long javaCpu = 0;
+        Map<String, String> busy = new TreeMap<>();
         for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
             if (t == null) {
                 continue;
@@ -87,6 +90,9 @@ final class Timeline implements AutoCloseable {
             long ns = threads.getThreadCpuTime(t.getThreadId());
             if (ns < 0) {
                 continue;
+            }
+            if (ns - lastCpu.getOrDefault(t.getThreadId(), ns) >= BUSY_NS && t.getThreadId() != Thread.currentThread().threadId()) {
+                busy.put(t.getThreadName(), stack(t.getThreadId()));
             }
             String g = ThreadCensus.prefix(t.getThreadName());
             groupOf.put(t.getThreadId(), g);
@@ -108,6 +114,9 @@ final class Timeline implements AutoCloseable {
         long process = os.getProcessCpuTime() / 1_000_000;
         cpu.put("jvm", Math.max(0, process - javaCpu));
         line.put("cpu_ms", cpu);
+        if (!busy.isEmpty()) {
+            line.put("busy", busy);
+        }
         long gcMs = 0, gcCount = 0;
         for (GarbageCollectorMXBean b : pauses) {
             gcMs += Math.max(0, b.getCollectionTime());
@@ -126,6 +135,28 @@ final class Timeline implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A thread that used this much CPU since the last line (a tenth of the interval) is busy: its stack is kept. */
+    static final long BUSY_NS = 10_000_000L;
+
+    /**
+     * Where a thread is now: its stack, innermost first, as "Class.method" (the class's simple name)
+     * joined by " < ", at most {@link ThreadCensus#DEPTH} frames: one sample per busy thread per line,
+     * which a reader counts to see what a thread spent a stretch of the run on.
+     */
+    private String stack(long id) {
+        ThreadInfo t = threads.getThreadInfo(id, ThreadCensus.DEPTH);
+        if (t == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        for (StackTraceElement e : t.getStackTrace()) {
+            String c = e.getClassName();
+            b.append(b.isEmpty() ? "" : " < ").append(c.substring(c.lastIndexOf('.') + 1)).append('.')
+                    .append(e.getMethodName());
+        }
+        return b.toString();
     }
 
     @Override

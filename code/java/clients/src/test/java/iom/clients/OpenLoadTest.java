@@ -317,6 +317,8 @@ class OpenLoadTest {
         }
         assertEquals(20L, lastOk, "the last line comes after every answer: " + lines.get(lines.size() - 1));
         assertTrue(mostPending > 0, "18 requests wait for one of 2 connections: " + lines);
+        assertTrue(lines.stream().allMatch(l -> !l.contains("\"busy\"") || l.matches(".*\"busy\":\\{\"[^\"]+\":\"[A-Za-z].*")),
+                "a busy thread's stack, frames named Class.method: " + lines);
         long opened = field(lines.get(lines.size() - 1), "\"opened\":");
         assertTrue(opened >= 2 && opened < 50, "the pool of 2 opened 2 (and the machine perhaps a few): " + opened);
     }
