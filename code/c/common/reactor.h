@@ -30,6 +30,9 @@ void reactor_free(struct reactor *r);
 int reactor_add(struct reactor *r, int fd, int mask);
 /* Watch an added fd for mask instead; R_NONE keeps it registered but quiet. */
 int reactor_set(struct reactor *r, int fd, int mask);
+/* epoll only (c-epoll-workers): watch a listening socket that several processes' reactors share,
+ * for R_READABLE, with EPOLLEXCLUSIVE: a new connection wakes one of them, not all. */
+int reactor_add_exclusive(struct reactor *r, int fd);
 /* Stop watching an added fd (call before close). */
 int reactor_del(struct reactor *r, int fd);
 /* Wait up to timeout_ms (-1: forever); fill up to max events; return their count. */

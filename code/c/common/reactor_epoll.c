@@ -65,6 +65,12 @@ int reactor_add(struct reactor *r, int fd, int mask)
     return ctl(r, EPOLL_CTL_ADD, fd, mask);
 }
 
+int reactor_add_exclusive(struct reactor *r, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.fd = fd}; /* never with EPOLLET */
+    return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int reactor_set(struct reactor *r, int fd, int mask)
 {
     return ctl(r, EPOLL_CTL_MOD, fd, mask);

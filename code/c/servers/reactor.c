@@ -1,5 +1,6 @@
 /*
- * c-select, c-poll, c-epoll, c-epoll-et, c-epoll-reuseport: one event loop, many backends.
+ * c-select, c-poll, c-epoll, c-epoll-et, c-epoll-reuseport, c-epoll-workers: one event loop,
+ * many backends.
  *
  * A single thread waits for readiness on every socket at once (common/reactor.h) and
  * never blocks on any one of them: sockets are non-blocking, reads and writes go until
@@ -9,6 +10,16 @@
  * with its own listening socket on the same port (SO_REUSEPORT): the kernel spreads new
  * connections across them. c-epoll-et differs only in its reactor (edge-triggered), and
  * the handler asks the reactor whether it must read until EAGAIN.
+ * c-epoll-workers (-DWORKERS) runs the same loop in --pool worker processes instead of
+ * threads (default: one per CPU the server may use), as nginx does: each process has its own
+ * descriptor limit, so N workers hold N times the connections of one. --share says how they
+ * share the port: reuseport (default: a listening socket each, SO_REUSEPORT, the kernel
+ * hashing each new connection to one), exclusive (one listening socket, inherited, watched
+ * with EPOLLEXCLUSIVE: a connection wakes one waiting worker) or herd (one socket watched
+ * plainly: every waiting worker wakes, and all but one find nothing to accept). SIGTERM to the
+ * parent stops every worker; a worker whose parent dies stops too. With --worker-counts FILE,
+ * each worker appends "WORKER i pid=P accepted=A wakeups=W empty=E" to FILE as it stops (W:
+ * times its listening socket was reported ready; E: of them, times accept found nothing).
  *
  * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
  * Chapter: book/c/event-loops.md
@@ -20,11 +31,16 @@
 #include "../common/timers.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_EVENTS 512
@@ -47,6 +63,7 @@ struct conn {
 struct loop {
     struct reactor *r;
     int lfd, setsize;
+    long accepted, wakeups, empty; /* connections accepted; times lfd was ready, and found empty */
     struct conn **conns;   /* by fd */
     struct live live;      /* the same connections, to close them when the loop stops */
     struct timers timers;  /* connections whose work is pending */
@@ -126,16 +143,17 @@ static void handle(struct loop *l, struct conn *c)
     }
 }
 
-static void accept_all(struct loop *l)
+/* Accept every connection waiting; return how many. */
+static long accept_all(struct loop *l)
 {
-    for (;;) {
+    for (long n = 0;; n++) {
         int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-                return;
+                return n;
             if (errno == EMFILE || errno == ENFILE) {
                 fprintf(stderr, "warning: accept4: %s\n", strerror(errno));
-                return;
+                return n;
             }
             die("accept4");
         }
@@ -183,8 +201,12 @@ static void *run_loop(void *arg)
             die("reactor_poll");
         for (int i = 0; i < n; i++) {
             int fd = events[i].fd;
-            if (fd == l->lfd)
-                accept_all(l);
+            if (fd == l->lfd) {
+                long got = accept_all(l);
+                l->wakeups++;
+                l->accepted += got;
+                l->empty += got == 0;
+            }
             else if (l->conns[fd])
                 handle(l, l->conns[fd]);
         }
@@ -193,7 +215,7 @@ static void *run_loop(void *arg)
 }
 // END event-loop
 
-static struct loop *new_loop(int lfd, int setsize)
+static struct loop *new_loop(int lfd, int setsize, int exclusive)
 {
     struct loop *l = calloc(1, sizeof *l);
     if (l == NULL || (l->conns = calloc((size_t)setsize, sizeof *l->conns)) == NULL)
@@ -203,10 +225,142 @@ static struct loop *new_loop(int lfd, int setsize)
     l->lfd = lfd;
     l->setsize = setsize;
     live_init(&l->live);
+#ifdef WORKERS
+    if ((exclusive ? reactor_add_exclusive(l->r, lfd) : reactor_add(l->r, lfd, R_READABLE)) != 0)
+        die(exclusive ? "epoll_ctl(EPOLLEXCLUSIVE)" : "reactor_add(listen)");
+#else
+    (void)exclusive;
     if (reactor_add(l->r, lfd, R_READABLE) != 0)
         die("reactor_add(listen)");
+#endif
     return l;
 }
+
+static int nofile_setsize(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("getrlimit");
+    return rl.rlim_cur > 1000000 ? 1000000 : (int)rl.rlim_cur;
+}
+
+#ifdef WORKERS
+enum share { SHARE_REUSEPORT, SHARE_EXCLUSIVE, SHARE_HERD };
+
+/* The value of this server's own flag (the last one given), taken out of argv before the
+ * contract's flags are parsed; NULL if absent; exit 1 if it has no value. */
+static const char *take_flag(int *argc, char **argv, const char *flag)
+{
+    const char *value = NULL;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], flag) != 0)
+            continue;
+        if (i + 1 >= *argc) {
+            fprintf(stderr, "%s: %s needs a value\n", argv[0], flag);
+            exit(EXIT_SETUP);
+        }
+        value = argv[i + 1];
+        memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 1) * sizeof *argv); /* argv[argc] is NULL */
+        *argc -= 2;
+        i--;
+    }
+    return value;
+}
+
+static enum share parse_share(const char *prog, const char *v)
+{
+    static const char *names[] = {"reuseport", "exclusive", "herd"};
+    for (int k = 0; v != NULL && k < 3; k++)
+        if (strcmp(v, names[k]) == 0)
+            return (enum share)k;
+    if (v == NULL)
+        return SHARE_REUSEPORT;
+    fprintf(stderr, "%s: --share must be reuseport, exclusive or herd; got '%s'\n", prog, v);
+    exit(EXIT_SETUP);
+}
+
+static const char *counts_file; /* --worker-counts */
+
+/* One worker process: its loop until a stop is requested, then its counts on stderr. */
+static _Noreturn void worker(int i, int lfd, int exclusive, pid_t parent)
+{
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM); /* a parent killed outright takes its workers along */
+    if (getppid() != parent)                /* it died before prctl took effect */
+        exit(0);
+    struct loop *l = new_loop(lfd, nofile_setsize(), exclusive);
+    loops = &l;
+    run_loop(l);
+    if (counts_file != NULL) { /* one write of one line, appended: the workers' lines do not mix */
+        char line[160];
+        int n = snprintf(line, sizeof line, "WORKER %d pid=%d accepted=%ld wakeups=%ld empty=%ld\n", i,
+                         (int)getpid(), l->accepted, l->wakeups, l->empty);
+        int fd = open(counts_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, line, (size_t)n) != n)
+            fprintf(stderr, "error: %s: %s\n", counts_file, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    for (struct live *n; (n = live_first(&l->live)) != NULL;)
+        close_conn(l, live_owner(n, struct conn, link));
+    exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    enum share share = parse_share(argv[0], take_flag(&argc, argv, "--share"));
+    counts_file = take_flag(&argc, argv, "--worker-counts");
+    parse_options(argc, argv, &opts, " [--pool WORKERS] [--share reuseport|exclusive|herd] [--worker-counts FILE]");
+    cpu_set_t allowed;
+    int cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+    int workers = opts.pool > 0 ? opts.pool : cpus;
+    install_signals();
+    (void)setpgid(0, 0); /* as c-prefork: a SIGTERM to this process alone reaches the workers */
+    int *lfds = calloc((size_t)workers, sizeof *lfds);
+    if (lfds == NULL)
+        die("calloc");
+    for (int i = 0; i < workers; i++) { /* reuseport: a socket each, on the port the first got */
+        lfds[i] = i == 0 || share == SHARE_REUSEPORT ? listen_socket(&opts, share == SHARE_REUSEPORT, 1) : lfds[0];
+        if (i == 0 && opts.port == 0)
+            opts.port = bound_port(lfds[0]);
+    }
+    // BEGIN workers
+    pid_t parent = getpid();
+    for (int i = 0; i < workers; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork");
+        if (pid == 0) {
+            for (int k = 0; k < workers; k++) /* keep only its own listening socket */
+                if (lfds[k] != lfds[i] && (k == 0 || lfds[k] != lfds[0]))
+                    close(lfds[k]);
+            worker(i, lfds[i], share == SHARE_EXCLUSIVE, parent);
+        }
+    }
+    // END workers
+    announce_ready(lfds[0]);
+    /* The parent holds no listening socket: a worker that dies takes its own out of the port's group. */
+    for (int i = 0; i < workers; i++)
+        if (i == 0 || lfds[i] != lfds[0])
+            close(lfds[i]);
+    free(lfds);
+    int status = 0, forwarded = 0, failed = 0;
+    for (;;) {
+        if ((stop_requested || failed) && !forwarded) {
+            signal(SIGTERM, SIG_IGN); /* the group's SIGTERM is for the workers now */
+            kill(0, SIGTERM);
+            forwarded = 1;
+        }
+        pid_t pid = wait(&status);
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (pid > 0 && !stop_requested && !failed) {
+            fprintf(stderr, "error: worker %d ended unexpectedly (status %d)\n", (int)pid, status);
+            failed = 1;
+        }
+    }
+    return failed ? EXIT_SETUP : 0;
+}
+#else
 
 int main(int argc, char **argv)
 {
@@ -214,17 +368,14 @@ int main(int argc, char **argv)
     long cores = DEFAULT_LOOPS > 0 ? 0 : sysconf(_SC_NPROCESSORS_ONLN); /* asked only if needed */
     int threads = opts.pool > 0 ? opts.pool : DEFAULT_LOOPS > 0 ? DEFAULT_LOOPS : (int)(cores > 0 ? cores : 1);
     install_signals();
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        die("getrlimit");
-    int setsize = rl.rlim_cur > 1000000 ? 1000000 : (int)rl.rlim_cur;
+    int setsize = nofile_setsize();
 
     /* Loop 0 runs on the main thread, which alone takes SIGTERM; the others block it. */
     loops = calloc((size_t)threads, sizeof *loops);
     if (loops == NULL)
         die("calloc");
     for (int i = 0; i < threads; i++) {
-        loops[i] = new_loop(listen_socket(&opts, threads > 1, 1), setsize);
+        loops[i] = new_loop(listen_socket(&opts, threads > 1, 1), setsize, 0);
         if (i == 0 && opts.port == 0)
             opts.port = bound_port(loops[0]->lfd); /* the others join the port it got */
     }
@@ -239,3 +390,4 @@ int main(int argc, char **argv)
         close_conn(loops[0], live_owner(n, struct conn, link));
     return 0; /* exit() ends the other loops, and closes their connections */
 }
+#endif
