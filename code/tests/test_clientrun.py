@@ -116,13 +116,14 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     c = df.loc[(clientrun.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
     assert abs(c.offered - 200) <= 2 and c.ok + c.failed + c.dropped == c.offered and c.max_in_flight == 16
     assert 10 <= c.p50_ms < 200 and 0 < c.client_cpu_us_per_req and c.client_threads_max == 1
-    assert pd.isna(c.hlog_file) and pd.isna(c.thread_dump_file)
+    assert pd.isna(c.hlog_file) and pd.isna(c.thread_dump_file) and pd.isna(c.pss_kib)
     for client in ("jdk", "okhttp"):
         row = df.loc[(client, "open")]
         # a cold JVM (0.5 s of warm-up under smoke) may drop or delay a few, never lose one
         assert abs(row.offered - 200) <= 2 and row.ok >= 150 and row.ok + row.failed + row.dropped == row.offered
         assert 10 <= row.p50_ms < 200 and row.client_cpu_us_per_req > 0   # the server's 10 ms timer, at least
         assert (ds.path / row.hlog_file).stat().st_size > 0
+        assert 10_000 < row.pss_kib < 8 << 20        # the client JVM's own memory (KiB), sampled by itself
         assert "Using G1" in (ds.path / row.gc_log_file).read_text()   # the collector's log (its pauses) beside it
         threads = ds.threads(row).set_index("group")        # and what every thread was doing halfway through
         assert threads.loc["openload-sampler", "threads"] == 1 and (threads.cpu_ms >= 0).all()

@@ -203,7 +203,7 @@ COLUMNS = [
     "offered", "sent", "ok", "failed", "non2xx", "timeouts", "rejected", "errors", "dropped", "accounted",
     "achieved_rps", "submit_rps", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "mean_ms",
     "send_lag_p99_ms", "send_lag_max_ms", "in_flight_max",
-    "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "thread_groups",
+    "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "pss_kib", "thread_groups",
     "error_kinds", *TCP_COLUMNS,
     "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
     "server_threads_max", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
@@ -333,6 +333,7 @@ class ClientExperiment(Experiment):
             # process: start-up and warm-up included)
             "client_cpu_s": x.get("cpu_s"), "client_cpu_us_per_req": x.get("cpu_us_per_req"),
             "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
+            "pss_kib": x.get("pss_kib"),  # the client's PSS, its highest sample (the C reference's: not read)
             "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
             "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
             **tcp_columns(m.probes["tcp"]),
@@ -410,7 +411,7 @@ def load(path: Path, shown_under: str = "replay") -> ClientDataset:
     path, df, meta = read_folder(path, ("ok_run", "accounted", "noisy", "outlier"))
     # newer than their datasets: every run as the chapter sets its client; no timeline or count of connections kept
     df["setting"] = [v if isinstance(v, str) else "" for v in df["setting"]] if "setting" in df.columns else ""
-    for col in ("timeline_file", "tcp_active_opens"):
+    for col in ("timeline_file", "tcp_active_opens", "pss_kib"):
         if col not in df.columns:
             df[col] = float("nan")
     return ClientDataset(path.name, path, df, meta, {}, shown_under)

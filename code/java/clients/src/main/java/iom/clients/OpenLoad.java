@@ -58,6 +58,7 @@ public final class OpenLoad {
     private long lastSent;
     private long cpuStart = -1, cpuEnd, windowEnd;
     private boolean threadDumped;
+    private volatile long pssKibMax = -1;
     private LatencyLog latency; // OK requests of the measured window, from their intended start
 
     OpenLoad(LoadOptions o, Driver driver) {
@@ -73,6 +74,7 @@ public final class OpenLoad {
             return t;
         });
         sampler.scheduleAtFixedRate(census::sample, 0, 100, TimeUnit.MILLISECONDS);
+        sampler.scheduleAtFixedRate(this::samplePss, 0, 1, TimeUnit.SECONDS);
         boolean burst = o.mode().equals("burst");
         long t0 = System.nanoTime() + 50_000_000L;            // the first request, 50 ms from now
         Timeline timeline = o.timeline() == null ? null : new Timeline(o.timeline(), t0, this::counts, driver);
@@ -115,9 +117,32 @@ public final class OpenLoad {
         }
         Histogram total = latency.close(); // with the last, partial interval
         census.sample();
+        samplePss();
         warm.check("warmup");
         main.check("measured");
         return result(tm, total);
+    }
+
+    /** The highest PSS sampled (once a second and at the end): the client's memory, its share of shared pages included. */
+    private void samplePss() {
+        pssKibMax = Math.max(pssKibMax, pssKib());
+    }
+
+    /**
+     * This process's proportional set size now, in KiB (the kernel's Pss in /proc/self/smaps_rollup,
+     * as the harness reads a server's), or -1 where it cannot be read.
+     */
+    static long pssKib() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/smaps_rollup"))) {
+                if (line.startsWith("Pss:")) {
+                    return Long.parseLong(line.replaceAll("\\D", ""));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or not readable: no reading
+        }
+        return -1;
     }
 
     /** Both phases' requests so far, for the timeline: sent, answered (ok), ended otherwise, in flight. */
@@ -287,6 +312,7 @@ public final class OpenLoad {
         r.put("cpu_us_per_req", answered > 0 ? round(cpu * 1e6 / answered, 1) : null); // per answered request
         r.put("threads_max", census.max());
         r.put("thread_groups", census.groups());
+        r.put("pss_kib", pssKibMax > 0 ? pssKibMax : null);
         Map<String, Long> kinds = new LinkedHashMap<>();
         errorKinds.entrySet().stream().sorted((a, b) -> Long.compare(b.getValue().sum(), a.getValue().sum()))
                 .limit(5).forEach(e -> kinds.put(e.getKey(), e.getValue().sum()));

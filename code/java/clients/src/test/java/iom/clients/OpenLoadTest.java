@@ -304,6 +304,9 @@ class OpenLoadTest {
         Map<String, Object> r = load("--client", "apache-hc5", "--mode", "burst", "--requests", "20",
                 "--connections", "2", "--timeline", file.toString(), url("/?ms=50"));
         assertEquals(20L, n(r, "ok"), r.toString());
+        // the client's PSS: at least its heap in use, and not more than the machine could hold
+        long pss = n(r, "pss_kib"), heap = java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 10;
+        assertTrue(pss > Math.min(heap, 10_000) && pss < 64L << 20, "pss_kib " + pss + ", heap used " + heap + " KiB");
         List<String> lines = java.nio.file.Files.readAllLines(file);
         assertTrue(lines.size() >= 5, "20 requests, 2 at a time, 50 ms each: half a second or more: " + lines);
         long lastOk = -1, lastT = Long.MIN_VALUE, mostPending = 0;
