@@ -134,11 +134,12 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     burst = df.loc[("ahc", "burst")]
     assert burst.offered == 300 and burst.ok + burst.failed == 300
     assert burst.listen_overflows >= 0 and burst.tcp_out_rsts >= 0   # the kernel's counters, on every row
-    assert 1 <= burst.tcp_active_opens <= 60    # the connections the client opened: its pool of 50 at most (and
-    # a few of the machine's own, if any opened one meanwhile)
+    # the connections opened meanwhile: the client's (at least one; the counter is the machine's, so anything
+    # else that connects during the run adds to it, and no upper bound holds on a shared host)
+    assert burst.tcp_active_opens >= 1
     timeline = ds.timeline(burst)    # every 100 ms; its last line after every request ended
     assert timeline.ok.iloc[-1] == burst.ok and timeline.sent.iloc[-1] == 300 and timeline.d_ok.sum() == burst.ok
-    assert 1 <= timeline.opened.iloc[-1] <= 60 and timeline.opened.is_monotonic_increasing
+    assert timeline.opened.iloc[-1] >= 1 and timeline.opened.is_monotonic_increasing
     assert timeline["d_cpu_AsyncHttpClient-#-#"].sum() > 0      # the event loop's CPU, by group of threads
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
 
