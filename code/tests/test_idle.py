@@ -87,6 +87,24 @@ def test_c_epoll_answers_all_over_two_sources_and_idle_costs_no_cpu(build, tmp_p
             assert idle.stop() == {"held": 3000, "closed_by_server": 0}
 
 
+def test_the_harness_spreads_a_step_over_as_many_holders_as_one_process_may_hold(tmp_path, monkeypatch):
+    """IdleConnections: 2,500 idle connections where one holder may hold 1,000 take three holders, each on its
+    own addresses, every connection answered, and the merged report counts them all."""
+    from iobench.load import idle
+
+    monkeypatch.setattr(idle, "per_process", lambda: 1000)
+    kept = []
+    with ServerProcess(get("c-epoll"), ServerOptions(), cpus=None, log_dir=tmp_path) as srv:
+        with idle.IdleConnections("127.0.0.1", srv.port, [], lambda i, h: kept.append(i)) as held:
+            assert held.hold(500)["held"] == 500
+            report = held.hold(2500)
+            assert report["holders"] == 2 and report["connections"] == report["answered"] == 2000
+            assert held.asked == held.answered == 2500 and held.stopped_at is None
+            assert sources_seen(srv.port) == {"127.0.1.1": 500, "127.0.2.1": 1000, "127.0.3.1": 1000}
+            assert held.hold(2000) == {}   # never lowers
+    assert kept == [1, 2, 3] and all(h.end == {"held": h.setup["held"], "closed_by_server": 0} for h in held.holders)
+
+
 def test_no_request_only_connects(tmp_path):
     with ServerProcess(get("c-epoll"), ServerOptions(), cpus=None, log_dir=tmp_path) as srv:
         with Idle("--port", str(srv.port), "--connections", "100", "--no-request") as idle:

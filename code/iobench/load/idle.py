@@ -3,8 +3,9 @@
 What separates the IO models at scale is what a connection costs while it does nothing:
 a thread and its stack, a process, a coroutine's stack, a buffer, a slot in a select set.
 `IdleConnections` raises the number of idle connections a server holds step by step
-(0, 1,000, 10,000, 100,000), each step one more `iom-idle` process (code/c/tools/idle.c)
-that opens its share, sends one request on each, reads the answer and then holds them
+(0, 1,000, 10,000, 100,000), each step one more `iom-idle` process (code/c/tools/idle.c), or
+several when the step is more than one process may hold (its descriptor limit: `per_process`),
+each of which opens its share, sends one request on each, reads the answer and then holds them
 silent until it is told to stop. Each process uses its own block of source addresses in
 127.0.0.0/8 (a /24 each, up to 20,000 connections per address), since one address has
 only ~28,000 ephemeral ports. Every holder's output is kept as raw output.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import signal
 import subprocess
 import threading
@@ -25,6 +27,28 @@ IDLE_BIN = C_BUILD / "iom-idle"
 PER_SOURCE = 20_000
 SETUP_WAIT_S = 30  # iom-idle waits at most this long for answers (a full pool never answers the rest)
 SETUP_TIMEOUT_S = 120.0
+SPARE_FDS = 64  # what one iom-idle keeps for itself beyond its connections (stdio, epoll, signalfd, libc)
+COUNTS = ("connections", "established", "answered", "unanswered", "failed", "held")
+
+
+def per_process() -> int:
+    """The idle connections one iom-idle may hold: the hard descriptor limit it inherits (it raises its soft
+    limit to it), less what it keeps for itself. The harness raises its own first (limits.raise_nofile)."""
+    return max(1, resource.getrlimit(resource.RLIMIT_NOFILE)[1] - SPARE_FDS)
+
+
+def merged(reports: list[dict]) -> dict:
+    """Several holders' IDLE reports as one: the counts summed, the errors summed by kind, the sources
+    in order, the longest set-up."""
+    if not reports:
+        return {}
+    errors: dict[str, int] = {}
+    for r in reports:
+        for k, v in r.get("errors", {}).items():
+            errors[k] = errors.get(k, 0) + v
+    return {**{k: sum(r[k] for r in reports) for k in COUNTS}, "errors": errors,
+            "sources": [a for r in reports for a in r.get("sources", [])],
+            "setup_s": max(r.get("setup_s", 0) for r in reports), "holders": len(reports)}
 
 
 def parse_line(tag: str, text: str) -> dict | None:
@@ -73,11 +97,16 @@ class IdleConnections:
         return sum(h.setup["answered"] for h in self.holders if h.setup)
 
     def hold(self, n: int) -> dict:
-        """Raise the idle connections to n (never lowers them); returns the newest holder's
-        report, or {} when none was needed."""
-        more = n - self.asked
-        if more <= 0:
-            return {}
+        """Raise the idle connections to n (never lowers them), in as many new holders as one process's
+        descriptor limit needs; returns their reports merged, or {} when none was needed. A holder whose
+        connections were not all answered ends the raise: the server goes no further."""
+        reports = []
+        while (more := n - self.asked) > 0 and self.stopped_at is None:
+            reports.append(self._start(min(more, per_process()), n))
+        return merged(reports)
+
+    def _start(self, more: int, n: int) -> dict:
+        """One more holder of `more` connections, on its own block of source addresses; its report."""
         k = len(self.holders) + 1
         argv = self.prefix + [str(IDLE_BIN), "--host", self.host, "--port", str(self.port),
                               "--connections", str(more), "--source", f"127.0.{k}.1",
