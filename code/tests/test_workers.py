@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,19 +24,12 @@ def built():
     subprocess.run(["make", "-s", "-C", str(C_BUILD.parent), "build/c-epoll-workers"], check=True)
 
 
-@pytest.fixture(autouse=True)
-def counts_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(__import__(__name__), "COUNTS", tmp_path / "counts.txt")
-
-
-COUNTS = None  # each test's --worker-counts file
-
-
-def start(*args, nofile: int | None = None) -> tuple[subprocess.Popen, int]:
+def start(*args, counts: Path | None = None, nofile: int | None = None) -> tuple[subprocess.Popen, int]:
     def limit():
         if nofile:
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    p = subprocess.Popen([str(SERVER), "--port", "0", "--worker-counts", str(COUNTS), *args],
+    flags = ["--worker-counts", str(counts)] if counts else []
+    p = subprocess.Popen([str(SERVER), "--port", "0", *flags, *args],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                          preexec_fn=limit)
     line = p.stdout.readline()
@@ -54,13 +48,13 @@ def ask(port: int, n: int) -> list[socket.socket]:
     return conns
 
 
-def stop(p: subprocess.Popen) -> dict[int, tuple[int, int, int]]:
+def stop(p: subprocess.Popen, counts: Path) -> dict[int, tuple[int, int, int]]:
     """SIGTERM to the parent alone: a clean exit, nothing said; every worker's counts (accepted, wakeups,
     empty) from its line in the --worker-counts file."""
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=10)
     assert p.returncode == 0 and err == "", err
-    return {int(m[1]): (int(m[3]), int(m[4]), int(m[5])) for m in WORKER.finditer(COUNTS.read_text())}
+    return {int(m[1]): (int(m[3]), int(m[4]), int(m[5])) for m in WORKER.finditer(counts.read_text())}
 
 
 def gone(pgid: int, within_s: float = 5.0) -> bool:
@@ -71,12 +65,12 @@ def gone(pgid: int, within_s: float = 5.0) -> bool:
 
 
 @pytest.mark.parametrize("share", ["reuseport", "exclusive", "herd"])
-def test_every_mode_answers_every_connection_and_stops_every_worker(share):
-    p, port = start("--pool", "3", "--share", share)
+def test_every_mode_answers_every_connection_and_stops_every_worker(share, tmp_path):
+    p, port = start("--pool", "3", "--share", share, counts=tmp_path / "counts")
     pgid = p.pid
     assert len(process_group_pids(pgid)) == 4                  # the parent and its three workers
     conns = ask(port, 60)
-    counts = stop(p)
+    counts = stop(p, tmp_path / "counts")
     for s in conns:
         s.close()
     assert sorted(counts) == [0, 1, 2] and sum(a for a, _, _ in counts.values()) == 60
@@ -85,11 +79,11 @@ def test_every_mode_answers_every_connection_and_stops_every_worker(share):
     assert gone(pgid)
 
 
-def test_workers_hold_more_connections_than_one_process_may_have_descriptors():
+def test_workers_hold_more_connections_than_one_process_may_have_descriptors(tmp_path):
     """With 64 descriptors a process, one loop holds at most about 60 connections; four workers hold 150."""
-    p, port = start("--pool", "4", nofile=64)
+    p, port = start("--pool", "4", counts=tmp_path / "counts", nofile=64)
     conns = ask(port, 150)          # each stays open: 150 at once, over four processes' limits
-    counts = stop(p)
+    counts = stop(p, tmp_path / "counts")
     for s in conns:
         s.close()
     assert sum(a for a, _, _ in counts.values()) == 150 and max(a for a, _, _ in counts.values()) < 64

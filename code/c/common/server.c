@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,6 +157,25 @@ void start_thread(void *(*fn)(void *), void *arg)
     pthread_t tid;
     check(pthread_create(&tid, NULL, fn, arg), "pthread_create");
     check(pthread_detach(tid), "pthread_detach");
+}
+
+int wait_for_workers(void)
+{
+    int status = 0, forwarded = 0, failed = 0;
+    for (;;) {
+        if ((stop_requested || failed) && !forwarded) {
+            signal(SIGTERM, SIG_IGN); /* the group's SIGTERM is for the workers now */
+            kill(0, SIGTERM);
+            forwarded = 1;
+        }
+        pid_t pid = wait(&status); /* a stop request interrupts it (EINTR): forwarded above */
+        if (pid < 0 && errno == ECHILD)
+            return failed ? EXIT_SETUP : 0;
+        if (pid > 0 && !stop_requested && !failed) {
+            fprintf(stderr, "error: worker %d ended unexpectedly (status %d)\n", (int)pid, status);
+            failed = 1;
+        }
+    }
 }
 
 int listen_socket(const struct options *opts, int reuseport, int nonblocking)

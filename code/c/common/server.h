@@ -67,6 +67,12 @@ void block_stop_signals(sigset_t *old);
 /* Put back the mask block_stop_signals saved. */
 void restore_signal_mask(const sigset_t *old);
 
+/* A parent of worker processes, in its own process group (c-prefork, c-epoll-workers): once a stop
+ * is requested, or a worker ends before one was, send SIGTERM to the group (ignoring it itself) and
+ * wait until every worker has ended. Returns 0, or EXIT_SETUP after naming on stderr a worker that
+ * ended on its own. */
+int wait_for_workers(void);
+
 /* Start a detached thread running fn(arg); exit 1 naming the call that failed. */
 void start_thread(void *(*fn)(void *), void *arg);
 

@@ -11,12 +11,8 @@
 #define _GNU_SOURCE
 #include "../common/server.h"
 
-#include <errno.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define DEFAULT_POOL 64
@@ -50,22 +46,6 @@ int main(int argc, char **argv)
     }
     // END prefork
     announce_ready(lfd);
-    /* The parent only waits: for SIGTERM (which the whole group receives) or a dead worker. */
-    int status = 0, forwarded = 0;
-    for (;;) {
-        if (stop_requested && !forwarded) {
-            signal(SIGTERM, SIG_IGN); /* the group's SIGTERM is for the workers now */
-            kill(0, SIGTERM);
-            forwarded = 1;
-        }
-        pid_t pid = wait(&status);
-        if (pid < 0 && errno == ECHILD)
-            break;
-        if (pid > 0 && !stop_requested) {
-            fprintf(stderr, "error: worker %d ended unexpectedly (status %d)\n", (int)pid, status);
-            return EXIT_SETUP;
-        }
-    }
-    close(lfd);
-    return 0;
+    close(lfd); /* the parent only waits: for SIGTERM (which the whole group receives) or a dead worker */
+    return wait_for_workers();
 }

@@ -40,7 +40,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_EVENTS 512
@@ -330,10 +329,12 @@ int main(int argc, char **argv)
         if (pid < 0)
             die("fork");
         if (pid == 0) {
+            int own = lfds[i];
             for (int k = 0; k < workers; k++) /* keep only its own listening socket */
-                if (lfds[k] != lfds[i] && (k == 0 || lfds[k] != lfds[0]))
+                if (lfds[k] != own && (k == 0 || lfds[k] != lfds[0]))
                     close(lfds[k]);
-            worker(i, lfds[i], share == SHARE_EXCLUSIVE, parent);
+            free(lfds);
+            worker(i, own, share == SHARE_EXCLUSIVE, parent);
         }
     }
     // END workers
@@ -343,22 +344,7 @@ int main(int argc, char **argv)
         if (i == 0 || lfds[i] != lfds[0])
             close(lfds[i]);
     free(lfds);
-    int status = 0, forwarded = 0, failed = 0;
-    for (;;) {
-        if ((stop_requested || failed) && !forwarded) {
-            signal(SIGTERM, SIG_IGN); /* the group's SIGTERM is for the workers now */
-            kill(0, SIGTERM);
-            forwarded = 1;
-        }
-        pid_t pid = wait(&status);
-        if (pid < 0 && errno == ECHILD)
-            break;
-        if (pid > 0 && !stop_requested && !failed) {
-            fprintf(stderr, "error: worker %d ended unexpectedly (status %d)\n", (int)pid, status);
-            failed = 1;
-        }
-    }
-    return failed ? EXIT_SETUP : 0;
+    return wait_for_workers();
 }
 #else
 
