@@ -3,10 +3,10 @@ plan asks, the server's system calls by kind."""
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from iobench.run import procs, sampler
@@ -101,18 +101,35 @@ class SyscallProbe(Probe):
         self.kinds = syscall_tracepoints()
 
     def start(self) -> None:
+        """Attach perf with its counters off, then switch them on through its control pipe and wait for its
+        acknowledgement: counting starts at a known moment. (perf writes its output file only when it stops, so
+        the file cannot tell that it has attached.)"""
         pids = procs.process_group_pids(self.pgid) or [self.pgid]
         events = ["raw_syscalls:sys_enter"] + [e for names in self.kinds.values() for e in names]
         self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen(["perf", "stat", "-x,", "-o", str(self.out), "-e", ",".join(events),
-                                      "-p", ",".join(map(str, pids))],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while not (self.out.exists() and self.out.stat().st_size) and time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ProbeUnavailable(f"perf stat exited {self.proc.returncode}: "
+        ctl_r, ctl_w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(["perf", "stat", "-x,", "-o", str(self.out), "-e", ",".join(events),
+                                          "--delay=-1", f"--control=fd:{ctl_r},{ack_w}",
+                                          "-p", ",".join(map(str, pids))],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
+            os.close(ctl_r)
+            os.close(ack_w)
+            ctl_r = ack_w = -1
+            os.write(ctl_w, b"enable\n")
+            ready, _, _ = select.select([ack_r], [], [], 10)
+            ack = os.read(ack_r, 64) if ready else b""
+            if not ack.startswith(b"ack"):
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                self.proc.wait()
+                raise ProbeUnavailable(f"perf stat did not start counting (exit {self.proc.returncode}): "
                                        f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
-            time.sleep(0.02)  # perf writes its header once the counters are attached
+        finally:
+            for fd in (ctl_r, ctl_w, ack_r, ack_w):
+                if fd >= 0:
+                    os.close(fd)
 
     def stop(self) -> dict[str, int]:
         """{kind: calls} and 'total': every system call of the group in the window."""
