@@ -64,6 +64,18 @@ def established(port: int) -> int:
     return sum(1 for line in out.splitlines() if line.strip())
 
 
+def established_by_process(port: int) -> dict[int, int]:
+    """Server-side connections of `port` established now, by the process holding each ({pid: count}): how a
+    server of several worker processes has spread them. A socket two processes share counts for each."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
+                         capture_output=True, text=True, timeout=120).stdout
+    held: dict[int, int] = {}
+    for line in out.splitlines():
+        for pid in {int(p) for p in re.findall(r"pid=(\d+)", line)}:
+            held[pid] = held.get(pid, 0) + 1
+    return held
+
+
 @dataclass
 class Holder:
     """One iom-idle process and what it reported."""

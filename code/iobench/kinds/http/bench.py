@@ -10,13 +10,14 @@ After the repeats, the conformance battery against each server.
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import asdict
 from pathlib import Path
 
 from iobench.data.report import number
-from iobench.kinds.http.plans import HttpPlan, Point
+from iobench.kinds.http.plans import COUNT_COLUMNS, HttpPlan, Point
 from iobench.load import drivers, idle
-from iobench.run import jvmmem, limits, runner, sampler
+from iobench.run import jvmmem, kernelmem, limits, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.probes import TcpProbe, tcp_columns
 from iobench.run.results import COLUMNS, POINT_KEYS, raw_text
@@ -64,10 +65,33 @@ def descriptors(point: Point) -> int:
     return point.connections + point.idle_conns + 64
 
 
-def fits(point: Point) -> bool:
-    """A point this process's file-descriptor limit (raised at the run's start) allows."""
+# SO_REUSEPORT hashes each new connection to a worker: not exactly evenly (a binomial spread, a few per cent
+# at thousands each); a worker is asked to hold at most this much more than its share.
+UNEVEN = 1.25
+PIDS_SPARE = 4096  # processes of the machine's own, beside one per connection
+
+
+def unfit(server, point: Point, workers: int | None) -> str:
+    """Why a server cannot hold a point's connections on this machine ("" where it can): each process under
+    the descriptor limit (raised at the run's start), a process per connection under kernel.pid_max."""
     soft = limits.nofile()["soft"]
-    return soft == limits.resource.RLIM_INFINITY or descriptors(point) <= soft
+    if soft == limits.resource.RLIM_INFINITY:
+        return ""
+    conns = point.connections + point.idle_conns
+    if server.spread == "per-connection":
+        pid_max = int(limits.sysctl("kernel.pid_max") or 0)
+        if pid_max and conns + PIDS_SPARE > pid_max:
+            return (f"needs {conns:,} processes, one per connection; kernel.pid_max here is {pid_max:,} "
+                    f"(and the machine's own processes need some)")
+        return ""
+    n = max(1, workers or 1) if server.spread == "workers" else 1
+    need = (descriptors(point) if n == 1 else int(conns / n * UNEVEN) + 64)
+    if need <= soft:
+        return ""
+    if n == 1:
+        return (f"needs {need:,} file descriptors in one process; the limit here is {soft:,} and this process "
+                "may not raise it (CAP_SYS_RESOURCE)")
+    return (f"needs up to {need:,} file descriptors in each of {n} processes; the limit here is {soft:,}")
 
 
 def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: Point) -> dict:
@@ -86,6 +110,36 @@ def idle_columns(held: idle.IdleConnections | None, srv: ServerProcess, point: P
     return {"idle_answered": held.answered, "idle_open": open_now, "pss_rest_kib": pss, "pss_per_idle_kib": per}
 
 
+def at_rest_columns(run: Run, plan: HttpPlan, srv: ServerProcess, stem: str, point: Point) -> dict:
+    """What a plan reads at rest beside idle_columns: the kernel's memory (kept raw), and how the server's
+    processes share the connections it holds (its workers; its parent holds none)."""
+    cols: dict = {}
+    if plan.kernel_memory:
+        k, raw = kernelmem.snapshot(srv.pid)
+        name = f"{stem}.kernel.txt"
+        run.writer.write_raw(name, raw)
+        cols.update(k, kernel_memory_file=f"raw/{name}")
+    if plan.by_process:
+        held = idle.established_by_process(srv.port)
+        counts = [held[p] for p in sorted(held)]
+        cols.update(share=point.share, workers_holding=len(counts), worker_conns_min=min(counts, default=0),
+                    worker_conns_max=max(counts, default=0),
+                    worker_conns=" ".join(map(str, counts)) if len(counts) <= 64 else "")  # not one per connection
+    return cols
+
+
+WORKER_LINE = re.compile(r"WORKER (\d+) pid=(\d+) accepted=(\d+) wakeups=(\d+) empty=(\d+)")
+
+
+def worker_count_columns(text: str, file: str) -> dict:
+    """c-epoll-workers' --worker-counts file (a line per worker as it stopped) as a row's columns."""
+    lines = [tuple(map(int, m.groups()[2:])) for m in WORKER_LINE.finditer(text)]
+    accepted = [a for a, _, _ in lines]
+    return {"workers_reported": len(lines), "accepted_total": sum(accepted), "accepted_min": min(accepted, default=None),
+            "accepted_max": max(accepted, default=None), "listen_wakeups": sum(w for _, w, _ in lines),
+            "listen_empty": sum(e for _, _, e in lines), "worker_counts_file": file}
+
+
 class HttpExperiment(Experiment):
     outlier_keys = POINT_KEYS
 
@@ -93,24 +147,28 @@ class HttpExperiment(Experiment):
         self.plan = plan
         if plan.measured_columns():  # a JVM's memory at rest, where the plan asks
             self.columns = COLUMNS + plan.measured_columns()
+        self.rows_after_stop = plan.worker_counts  # the workers report as they stop
         self.dataset = plan.dataset
         self.description = plan.description
         self.time_wait_drained = plan.time_wait_drained
         self.with_battery = plan.battery if with_battery is None else with_battery
 
     def points(self, profile: str):
-        return tuple(p for p in self.plan.points_for(profile) if fits(p))
+        """The plan's points that some server of it can hold here (unfit skips a server's point alone)."""
+        servers = self.plan.serving(profile)
+        return tuple(p for p in self.plan.points_for(profile)
+                     if any(not unfit(s, p, self.plan.pool(s.id)) for s in servers))
 
     def meta(self, run: Run) -> dict:
-        skipped = [p for p in self.plan.points_for(run.profile.name) if not fits(p)]
-        measured_s, warmup_s = self.plan.timing(run.profile)
         servers = self.plan.serving(run.profile.name)
+        skipped = [{**asdict(p), "server": s.id, "why": why} for p in self.plan.points_for(run.profile.name)
+                   for s in servers if (why := unfit(s, p, self.plan.pool(s.id)))]
+        measured_s, warmup_s = self.plan.timing(run.profile)
         return {"plan": {"servers": [s.id for s in servers], "points": [asdict(p) for p in run.points],
-                         "measured_s": measured_s, "warmup_s": warmup_s},
-                "skipped_points": [{**asdict(p), "why": f"needs {descriptors(p):,} file descriptors in one "
-                                    f"process; the limit here is {limits.nofile()['soft']:,} and this process "
-                                    "may not raise it (CAP_SYS_RESOURCE)"} for p in skipped],
-                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
+                         "measured_s": measured_s, "warmup_s": warmup_s, "pools": dict(self.plan.pools)},
+                "skipped_points": skipped,
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary, "spread": s.spread}
+                            for s in servers},
                 "restart_each_point": self.plan.restart_each_point}
 
     def settings(self, run: Run):
@@ -122,11 +180,13 @@ class HttpExperiment(Experiment):
         link = DelayLink(self.plan.link_rtt_ms, self.plan.link_rate_mbit, cpus=run.client_cpus or "1")
         yield "delay", link, run.points
 
-    @staticmethod
-    def applies(server, p: Point) -> bool:
-        """A baseline cannot simulate work, nor take a backlog: no such point for it."""
+    def applies(self, server, p: Point) -> bool:
+        """A baseline cannot simulate work, nor take a backlog, a server without workers has no sharing mode:
+        no such point for it; nor a point it cannot hold here (unfit: in meta.json's skipped_points)."""
         return not ((p.work_ms and "work_ms" not in server.supports) or
-                    (p.backlog and "backlog" not in server.supports))
+                    (p.backlog and "backlog" not in server.supports) or
+                    (p.share and server.spread != "workers") or
+                    unfit(server, p, self.plan.pool(server.id)))
 
     def count(self, run: Run, points) -> int:
         return sum(self.applies(s, p) for s in self.plan.serving(run.profile.name) for p in points)
@@ -137,13 +197,30 @@ class HttpExperiment(Experiment):
             groups: dict[tuple, list[Point]] = {}
             for i, p in enumerate(points):
                 if self.applies(server, p):
-                    key = (p.work_ms, p.backlog, i if self.plan.restart_each_point else None)
+                    key = (p.work_ms, p.backlog, p.share, i if self.plan.restart_each_point else None)
                     groups.setdefault(key, []).append(p)
             jvm = jvmmem.flags(self.plan, server)
-            for (work_ms, backlog, _), group in groups.items():
+            for (work_ms, backlog, share, _), group in groups.items():
+                extra = ("--share", share) if share else ()
+                note = {"work_ms": work_ms, "backlog": backlog, **({"share": share} if share else {})}
+                if self.plan.worker_counts and server.spread == "workers" and server.lang == "C" \
+                        and not server.baseline:
+                    name = f"{server.id}/workers-{share or 'default'}-r{repeat}.txt"
+                    extra += ("--worker-counts", str(run.writer.raw_path(name)))
+                    note["worker_counts_file"] = f"raw/{name}"
                 opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s,
-                                     jvm=jvm)
-                yield Unit(server, group, opts, note={"work_ms": work_ms, "backlog": backlog})
+                                     pool=self.plan.pool(server.id), extra=extra, jvm=jvm)
+                yield Unit(server, group, opts, note=note)
+
+    def after_stop(self, run: Run, at: Serving, rows: list[dict]) -> None:
+        """A server whose workers reported what they accepted (their file, written as each stopped): the counts
+        go on each row of that server process (a plan that reads them has one point per process)."""
+        name = at.unit.note.get("worker_counts_file")
+        path = run.writer.raw_path(name[len("raw/"):]) if name else None
+        cols = (worker_count_columns(path.read_text(), name) if path and path.exists()
+                else dict.fromkeys(c for c in COUNT_COLUMNS if not c.startswith("raise_")))
+        for row in rows:
+            row.update(cols)
 
     @contextlib.contextmanager
     def beside(self, run: Run, at: Serving):
@@ -235,8 +312,17 @@ def measure(run: Run, at: Serving, point: Point) -> dict:
         + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
     b += f"-i{point.idle_conns}" if run.experiment.plan.holds_idle else ""
     stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
+    plan = run.experiment.plan
+    raise_cols = {}
     if held is not None:
+        # the server's wake-ups and CPU while the idle connections arrive (a herd's cost is wake-ups that find
+        # nothing: most go back to sleep inside epoll_wait, never seen by the server's own counts)
+        before = sampler.group_snapshot(srv.pid) if plan.worker_counts else None
         held.hold(point.idle_conns)
+        if before is not None:
+            after = sampler.group_snapshot(srv.pid)
+            raise_cols = {"raise_vcsw": after.vcsw - before.vcsw, "raise_ivcsw": after.ivcsw - before.ivcsw,
+                          "raise_cpu_s": after.cpu_s - before.cpu_s}
     measured_s, warmup_s = run.experiment.plan.timing(run.profile, point)
     warm = load_spec(point, warmup_s, warmup=True)
     spec = load_spec(point, measured_s)
@@ -263,6 +349,7 @@ def measure(run: Run, at: Serving, point: Point) -> dict:
         "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
         **served_columns(point, result, received, samples),
         **idle_columns(held, srv, point),
+        **at_rest_columns(run, plan, srv, stem, point), **raise_cols,
         **jvmmem.at_rest(run, srv, stem),  # after idle_columns' PSS
         "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
         **tcp_columns(m.probes["tcp"]),

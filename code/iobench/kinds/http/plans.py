@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iobench.run import kernelmem
 from iobench.run.plan import Plan
 from iobench.servers import manifest
 
@@ -21,6 +22,7 @@ class Point:
     pipeline: int = 1  # wrk: requests per write (16: TechEmpower's plaintext load, server-bound on 2 cores)
     idle_conns: int = 0  # idle keep-alive connections held open beside the load (idle.py)
     measured_s: float = 0.0  # > 0: this point's measured seconds, instead of its plan's (at most the profile's)
+    share: str = ""    # how the server's workers share the port (c-epoll-workers' --share), for servers that take it
 
     @property
     def mode(self) -> str:
@@ -34,7 +36,18 @@ class Point:
         threads = f" t={self.threads}" if self.threads != 1 else ""
         pipeline = f" p={self.pipeline}" if self.pipeline != 1 else ""
         idle = f" idle={self.idle_conns}" if self.idle_conns else ""
-        return f"{self.tool} {self.mode} c={self.connections}{threads}{pipeline}{n}{rate}{work}{backlog}{idle}"
+        share = f" share={self.share}" if self.share else ""
+        return f"{self.tool} {self.mode} c={self.connections}{threads}{pipeline}{n}{rate}{work}{backlog}{idle}{share}"
+
+
+# In an idle study, a server of several processes: how many held connections, and the fewest and most one held.
+WORKER_COLUMNS = ["share", "workers_holding", "worker_conns_min", "worker_conns_max", "worker_conns"]
+# What its workers said as they stopped (c-epoll-workers --worker-counts): connections accepted, times the
+# listening socket woke one, and of those times the ones that found nothing to accept (a thundering herd); and
+# the server's context switches (voluntary: it slept; involuntary: it was preempted) and CPU while the idle
+# connections were raised, summed over its processes.
+COUNT_COLUMNS = ["workers_reported", "accepted_total", "accepted_min", "accepted_max", "listen_wakeups",
+                 "listen_empty", "worker_counts_file", "raise_vcsw", "raise_ivcsw", "raise_cpu_s"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,6 +59,18 @@ class HttpPlan(Plan):
     link_rtt_ms: float = 0.0          # > 0: servers sit behind an iom-delaylink with this round trip
     link_rate_mbit: float = 0.0       # and, > 0, this bandwidth
     idle_timeout_s: float | None = None  # the servers' --idle-timeout-s (None: their default; 0: never)
+    pools: tuple[tuple[str, int], ...] = ()  # (server, pool size) for servers run with a pool of their own here
+    kernel_memory: bool = False       # at rest after each point, the kernel's memory too (run/kernelmem.py)
+    by_process: bool = False          # at rest after each point, the connections each of its processes holds
+    worker_counts: bool = False       # a server's workers report what they accepted and how often they woke for it
+
+    def pool(self, server_id: str) -> int | None:
+        """The pool size this plan runs a server with (None: the server's default)."""
+        return dict(self.pools).get(server_id)
+
+    def measured_columns(self) -> list[str]:
+        return (super().measured_columns() + (kernelmem.COLUMNS if self.kernel_memory else [])
+                + (WORKER_COLUMNS if self.by_process else []) + (COUNT_COLUMNS if self.worker_counts else []))
 
     def smoke_default(self) -> tuple[Point, ...]:
         return tuple(dict.fromkeys((self.points[0], self.points[-1])))

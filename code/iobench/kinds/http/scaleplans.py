@@ -55,6 +55,64 @@ JVM_MEMORY = HttpPlan(
     jvm_memory=True,
 )
 
+# C100K on this machine: 100,000 idle connections beside 40 busy ones, held the way nginx holds them: the epoll
+# reactor in worker processes (c-epoll-workers, each its own SO_REUSEPORT listener) and nginx with as many workers,
+# beside every single-process model that holds every idle connection, up to its own limit here: one process may
+# have RLIMIT_NOFILE descriptors (20,000 here, not raisable), so 19,000 is the most each of them is asked to hold,
+# and the 50,000 and 100,000 levels are skipped for them with the limit named (meta.json's skipped_points; c-fork
+# meets kernel.pid_max instead). Eight workers: 100,000 / 8 = 12,500 each, room for SO_REUSEPORT's uneven hash.
+# At rest after each level the kernel's memory too (slab, kernel stacks, socket buffers: run/kernelmem.py) and how
+# the server's processes share what it holds. The servers that stop at a pool or at select's FD_SETSIZE
+# (c-select, c-prefork, c-threadpool, java-threadpool) are the idle study's: they stop long before 19,000.
+C100K_LEVELS = (0, 19_000, 50_000, 100_000)
+C100K_WORKERS = 8
+C100K_SINGLE = ("nginx", "c-fork", "c-thread", "c-coroutine", "c-poll", "c-epoll", "c-epoll-et", "c-epoll-reuseport",
+                "c-uring", "c-uring-multishot", "java-thread", "java-nio", "java-nio-workers", "java-nio-multi",
+                "java-nio2", "java-vthread", "java-netty", "java-mina")
+C100K = HttpPlan(
+    dataset="c100k",
+    description=f"40 busy keep-alive connections beside 0, 19,000, 50,000 and 100,000 idle ones: nginx and "
+                f"c-epoll-workers with {C100K_WORKERS} worker processes each, and every single-process model that "
+                "holds every idle connection up to the one-process descriptor limit; at rest after each level the "
+                "server's PSS, the kernel's memory and the connections each of the server's processes holds",
+    servers=("nginx-workers", "c-epoll-workers") + C100K_SINGLE,
+    points=tuple(Point("wrk", 40, True, idle_conns=n) for n in C100K_LEVELS),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 1_000, 3_000)),
+    smoke_servers=("nginx-workers", "c-epoll-workers", "nginx", "c-epoll", "c-thread", "java-netty"),
+    pools=(("nginx-workers", C100K_WORKERS), ("c-epoll-workers", C100K_WORKERS)),
+    kernel_memory=True,
+    by_process=True,
+    battery=False,
+    idle_timeout_s=0,
+    time_wait_drained=10**9,
+    measured_s=4.0,
+    warmup_s=1.0,
+)
+
+# How the kernel spreads new connections over c-epoll-workers' eight workers, for each way of sharing the port:
+# a listening socket each (SO_REUSEPORT: the kernel hashes each connection to one), one inherited socket watched
+# with EPOLLEXCLUSIVE (the kernel wakes one waiting worker), or watched plainly (it wakes every waiting worker:
+# the thundering herd). 10,000 idle connections beside the 40 busy ones, one server process per mode and repeat;
+# the workers report, as they stop, what each accepted and how often its listening socket woke it for nothing.
+SHARES = ("reuseport", "exclusive", "herd")
+ACCEPT_SPREAD = HttpPlan(
+    dataset="accept-spread",
+    description=f"c-epoll-workers with {C100K_WORKERS} worker processes, the port shared by SO_REUSEPORT, by "
+                "EPOLLEXCLUSIVE on one listening socket, or by one plainly shared socket: 10,000 idle "
+                "connections beside 40 busy ones, and what each worker accepted and how often it woke to accept",
+    servers=("c-epoll-workers",),
+    points=tuple(Point("wrk", 40, True, idle_conns=10_000, share=m) for m in SHARES),
+    smoke_points=tuple(Point("wrk", 40, True, idle_conns=1_000, share=m) for m in SHARES),
+    pools=(("c-epoll-workers", C100K_WORKERS),),
+    by_process=True,
+    worker_counts=True,
+    battery=False,
+    idle_timeout_s=0,
+    time_wait_drained=10**9,
+    measured_s=4.0,
+    warmup_s=1.0,
+)
+
 # io_uring as its authors advise against the first io_uring server and epoll, in one run: CPU per request.
 IO_URING = HttpPlan(
     dataset="io-uring",
@@ -106,4 +164,5 @@ SCALE = HttpPlan(
     warmup_s=1.0,
 )
 
-SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, JVM_MEMORY, IO_URING, TEN_THOUSAND, SCALE)}
+SCALE_PLANS = {p.dataset: p for p in (IDLE_CONNECTIONS, JVM_MEMORY, C100K, ACCEPT_SPREAD, IO_URING, TEN_THOUSAND,
+                                      SCALE)}
