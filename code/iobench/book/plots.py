@@ -15,6 +15,8 @@ Every server keeps one colour and one marker in every figure of the book (looks.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
+import numpy as np
+import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -438,4 +440,43 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
                loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0))
     describe(fig, ds.caption() + ".")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def connection_cost(costs: pd.DataFrame, ds: Dataset, parts: dict[str, str]):
+    """What an idle connection costs the machine, one stacked bar per server: `costs` has a row per server
+    ("server") and a column per part (KiB per connection, already computed from `ds`); `parts` maps each column
+    to its legend label, in stacking order."""
+    costs = costs.assign(total=costs[list(parts)].clip(lower=0).sum(axis=1)).sort_values("total")
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(costs) + 1.6))
+    y = list(range(len(costs)))
+    left = np.zeros(len(costs))
+    for (col, label), color in zip(parts.items(), ("tab:blue", "tab:orange", "tab:red", "tab:purple")):
+        width = costs[col].clip(lower=0).fillna(0).values
+        ax.barh(y, width, left=left, color=color, label=label)
+        left += width
+    ax.set_yticks(y, costs["server"])
+    ax.set_xlabel("KiB per idle connection held (median of the repeats)")
+    ax.set_title("What an idle connection costs the machine")
+    ax.legend(loc="lower right", fontsize="small")
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig
+
+
+def accept_spread(ds: Dataset, order: list[str]):
+    """Connections each worker held, one panel per way of sharing the port (`order`): per worker, in the order
+    they were started, the median and range of the repeats."""
+    fig, axes = plt.subplots(1, len(order), figsize=(3 * len(order) + 1, 3.2), sharey=True, squeeze=False)
+    for ax, share in zip(axes[0], order):
+        rows = ds.df[(ds.df["share"] == share) & ds.df["ok"]]
+        held = pd.DataFrame([[int(x) for x in w.split()] for w in rows["worker_conns"]])
+        mid = held.median().values
+        err = [mid - held.min().values, held.max().values - mid]
+        ax.bar(range(1, len(mid) + 1), mid, yerr=err, capsize=2, color="tab:blue")
+        ax.set_title(share)
+        ax.set_xlabel("worker, in the order started")
+    axes[0][0].set_ylabel("idle connections held")
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
     return fig

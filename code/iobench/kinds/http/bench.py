@@ -148,6 +148,8 @@ class HttpExperiment(Experiment):
         if plan.measured_columns():  # a JVM's memory at rest, where the plan asks
             self.columns = COLUMNS + plan.measured_columns()
         self.rows_after_stop = plan.worker_counts  # the workers report as they stop
+        if plan.by_process:  # a point's sharing mode sets it apart from the same load in another mode
+            self.outlier_keys = POINT_KEYS + ("share",)
         self.dataset = plan.dataset
         self.description = plan.description
         self.time_wait_drained = plan.time_wait_drained
