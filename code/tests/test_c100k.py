@@ -4,7 +4,6 @@ it, spread over their workers; the kernel's memory is read beside the server's; 
 what each accepted in every way of sharing the port."""
 import dataclasses
 import subprocess
-from types import SimpleNamespace
 
 import pytest
 
