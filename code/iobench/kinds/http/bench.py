@@ -145,7 +145,7 @@ class HttpExperiment(Experiment):
 
     def __init__(self, plan: HttpPlan, with_battery: bool | None = None):
         self.plan = plan
-        if plan.measured_columns():  # a JVM's memory at rest, where the plan asks
+        if plan.measured_columns():  # its optional measurements' columns (system calls, memory at rest, workers)
             self.columns = COLUMNS + plan.measured_columns()
         self.rows_after_stop = plan.worker_counts  # the workers report as they stop
         if plan.by_process:  # a point's sharing mode sets it apart from the same load in another mode

@@ -16,6 +16,9 @@ EVERY_MODEL = ("nginx",) + manifest.ids("C") + JAVA_IDS
 # so memory per idle connection is measured against the same process at rest with none. No server drops an idle
 # connection here (--idle-timeout-s 0). Each level leaves its idle connections in TIME_WAIT (the holder closes
 # first): loopback reuses those ports (tcp_tw_reuse=2), and holders use addresses of their own: no drain.
+# What every study of idle connections shares: no conformance battery, no server drops an idle connection, no wait
+# for TIME_WAIT to drain between servers.
+IDLE_STUDY = dict(battery=False, idle_timeout_s=0, time_wait_drained=10**9)
 IDLE_LEVELS = (0, 1_000, 10_000, 100_000)
 IDLE_CONNECTIONS = HttpPlan(
     dataset="idle-connections",
@@ -27,9 +30,7 @@ IDLE_CONNECTIONS = HttpPlan(
     # smoke: the servers book/synthesis/many-connections.md names (side-by-side shows "n/a" for the others)
     smoke_servers=("nginx", "c-select", "c-poll", "c-epoll", "c-uring", "c-uring-multishot", "c-coroutine", "c-thread",
                    "c-fork", "java-nio", "java-thread", "java-vthread", "java-netty", "java-mina"),
-    battery=False,
-    idle_timeout_s=0,
-    time_wait_drained=10**9,
+    **IDLE_STUDY,
 )
 
 # What an idle connection costs a JVM, by what holds it: the Java models that hold every idle connection (not the
@@ -47,9 +48,7 @@ JVM_MEMORY = HttpPlan(
     points=tuple(Point("wrk", 40, True, idle_conns=n) for n in JVM_MEMORY_LEVELS),
     smoke_points=tuple(Point("wrk", 40, True, idle_conns=n) for n in (0, 500, 1_000)),
     smoke_servers=("java-thread", "java-vthread", "java-netty"),
-    battery=False,
-    idle_timeout_s=0,
-    time_wait_drained=10**9,
+    **IDLE_STUDY,
     measured_s=3.0,
     warmup_s=1.0,
     jvm_memory=True,
@@ -82,9 +81,7 @@ C100K = HttpPlan(
     pools=(("nginx-workers", C100K_WORKERS), ("c-epoll-workers", C100K_WORKERS)),
     kernel_memory=True,
     by_process=True,
-    battery=False,
-    idle_timeout_s=0,
-    time_wait_drained=10**9,
+    **IDLE_STUDY,
     measured_s=4.0,
     warmup_s=1.0,
 )
@@ -106,9 +103,7 @@ ACCEPT_SPREAD = HttpPlan(
     pools=(("c-epoll-workers", C100K_WORKERS),),
     by_process=True,
     worker_counts=True,
-    battery=False,
-    idle_timeout_s=0,
-    time_wait_drained=10**9,
+    **IDLE_STUDY,
     measured_s=4.0,
     warmup_s=1.0,
 )
