@@ -123,7 +123,7 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
         assert abs(row.offered - 200) <= 2 and row.ok >= 150 and row.ok + row.failed + row.dropped == row.offered
         assert 10 <= row.p50_ms < 200 and row.client_cpu_us_per_req > 0   # the server's 10 ms timer, at least
         assert (ds.path / row.hlog_file).stat().st_size > 0
-        assert 10_000 < row.pss_kib < 8 << 20        # the client JVM's own memory (KiB), sampled by itself
+        assert 10_000 < row.pss_kib < 8 << 20        # the client JVM's own memory (KiB), read by itself after the run
         assert "Using G1" in (ds.path / row.gc_log_file).read_text()   # the collector's log (its pauses) beside it
         threads = ds.threads(row).set_index("group")        # and what every thread was doing halfway through
         assert threads.loc["openload-sampler", "threads"] == 1 and (threads.cpu_ms >= 0).all()

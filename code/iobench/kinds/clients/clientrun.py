@@ -333,7 +333,7 @@ class ClientExperiment(Experiment):
             # process: start-up and warm-up included)
             "client_cpu_s": x.get("cpu_s"), "client_cpu_us_per_req": x.get("cpu_us_per_req"),
             "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
-            "pss_kib": x.get("pss_kib"),  # the client's PSS, its highest sample (the C reference's: not read)
+            "pss_kib": x.get("pss_kib"),  # the client JVM's PSS when its run ended, read by itself (the C reference's: not read)
             "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
             "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
             **tcp_columns(m.probes["tcp"]),
