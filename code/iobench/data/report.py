@@ -121,6 +121,13 @@ def listing(names: Iterable[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
+def sentence(clauses: Iterable[str], empty: str = "") -> str:
+    """Clauses chosen from the data, as one sentence: joined by semicolons, the first letter capitalised, a full
+    stop at the end; `empty` where there are none."""
+    text = "; ".join(c for c in clauses if c)
+    return text[0].upper() + text[1:] + "." if text else empty
+
+
 def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
     """A server's battery result as a clause ("passes all nine cases", "fails two of the
     nine cases (a and b)") and the cases it failed."""
