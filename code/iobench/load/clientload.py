@@ -50,8 +50,9 @@ def thread_dump(text: str) -> list[dict]:
         m = _THREAD.match(head)
         if not m:
             continue
-        # "at java.base/sun.nio.ch.EPoll.wait(Native Method)": the method, without its module
-        methods = [re.sub(r"^[\w.@-]*/+", "", f.strip().removeprefix("at ").split("(")[0]) for f in frames]
+        # "at java.base@25/sun.nio.ch.EPoll.wait(Native Method)", "at platform/java.net.http@25/jdk.internal...",
+        # "at app//iom.clients...": the method, without its class loader and module
+        methods = [re.sub(r"^(?:[\w.@-]*/+)+", "", f.strip().removeprefix("at ").split("(")[0]) for f in frames]
         name = re.sub(r"@[0-9a-fA-F]+", "", m[1].split("://")[0])   # as ThreadCensus.prefix groups them
         found.append({"name": m[1], "group": re.sub(r"\d+", "#", name).strip(),
                       "state": m[2], "cpu_ms": float(m[3]), "top": methods[0] if methods else "",
