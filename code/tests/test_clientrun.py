@@ -144,6 +144,9 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     assert timeline.opened.iloc[-1] >= 1 and timeline.opened.is_monotonic_increasing
     assert timeline["d_cpu_AsyncHttpClient-#-#"].sum() > 0      # the event loop's CPU, by group of threads
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
+    # each client's PSS in the summary, the median of its repeats (here one), in MiB; none for the C generator
+    assert ds.value("pss_mib", client="jdk", mode="open") == pytest.approx(df.loc[("jdk", "open")].pss_kib / 1024)
+    assert pd.isna(ds.value("pss_mib", client=clientrun.REFERENCE, mode="open"))
 
 
 def test_behind_a_delay_link_the_wait_is_the_round_trip_and_the_link_is_taken_down(tmp_path):

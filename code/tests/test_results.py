@@ -285,6 +285,22 @@ def test_slow_names_the_runs_measured_while_the_machine_ran_slow():
     assert old.slow().empty
 
 
+def test_loop_ms_is_the_hosts_speed_over_the_whole_capture():
+    """One number per capture, to set two captures' hosts side by side: the median of every timing of the
+    speed loop, before and after each run; a capture from before the loop existed has none."""
+    import math
+    from pathlib import Path
+
+    import pandas as pd
+
+    from iobench.data.dataset import Dataset
+
+    df = pd.DataFrame({"loop_ms_before": [10.0, 11.0, 30.0], "loop_ms_after": [12.0, 9.0, 10.5]})
+    assert Dataset("x", Path("."), df, {}, {}, "replay").loop_ms() == 10.75
+    assert math.isnan(Dataset("x", Path("."), df.drop(columns=["loop_ms_before", "loop_ms_after"]), {}, {},
+                              "replay").loop_ms())
+
+
 def test_reads_like_the_book_fails_on_a_summary_that_lost_a_column(monkeypatch):
     """The check the smoke captures go through fails where a page's input would break: a column of
     the book's summary gone from the capture's, or the capture read as another kind."""

@@ -27,8 +27,9 @@ def spread(column: str, source: str | None = None) -> dict[str, tuple[str, str]]
     return {column: (source, "median"), f"{column}_min": (source, "min"), f"{column}_max": (source, "max")}
 
 
-# A kind's rows that carry the server's PSS (its highest sample), summarised as the median over repeats; a
-# dataset captured before its kind's rows had the column has none.
+# A kind's rows that carry the measured process's PSS (a server's highest sample, or a client JVM's own reading
+# after its run), summarised as the median over repeats; a dataset captured before its kind's rows had the
+# column has none.
 PSS_SUMMARY = {"pss_mib": ("pss_kib", lambda s: s.median() / 1024)}
 
 
@@ -149,6 +150,14 @@ class Dataset:
         none. (Runs before 2026-11-23 kept their delay link under "link".)"""
         links = self.meta.get("links") or ({"delay": self.meta["link"]} if self.meta.get("link") else {})
         return links.get(name)
+
+    def loop_ms(self) -> float:
+        """The host's speed over the whole capture: the median time of the fixed loop timed before and after
+        every run (loop_ms_before, loop_ms_after), in ms. Two captures' values set their hosts side by side
+        (the loop is the same code since 2026-11-25); NaN for a dataset captured before the loop existed."""
+        if "loop_ms_before" not in self.df.columns:
+            return float("nan")
+        return float(self.df[["loop_ms_before", "loop_ms_after"]].stack().median())
 
     def slow(self, factor: float = SLOW_FACTOR) -> pd.DataFrame:
         """The rows measured while the machine ran slow: the fixed loop timed just before or just after the

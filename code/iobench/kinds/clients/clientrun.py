@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from iobench.data.dataset import Dataset, Summary, read_folder, spread
+from iobench.data.dataset import PSS_SUMMARY, Dataset, Summary, read_folder, spread
 from iobench.data.report import number
 from iobench.load import drivers
 from iobench.load.clientload import BESIDE_HLOG, IDS, beside_hlog, thread_dump, timeline
@@ -374,6 +374,7 @@ class ClientDataset(Dataset):
             "client_threads_max": ("client_threads_max", "max"), "server_cpu_pct": ("server_cpu_pct", "max"),
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"),
         },
+        optional=PSS_SUMMARY,  # the client JVM's PSS after its run (none for the C generator, nor in older captures)
         shown=("client", "experiment", "mode", "connections", "delay_ms", "fraction", "offered_rps", "repeats",
                "achieved_rps", "p50_ms", "p99_ms", "timeouts", "dropped", "client_cpu_us_per_req", "accounted"),
     )
