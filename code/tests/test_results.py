@@ -258,6 +258,27 @@ def test_every_published_dataset_is_a_full_run_from_a_clean_tree_and_read_by_a_c
     assert got.read_by.str.len().gt(0).all(), got.read_by
 
 
+def test_every_published_rpc_open_loop_and_client_row_carries_the_memory_of_what_it_measured():
+    """Issue 36: the chapters that set JVMs beside each other read each one's PSS, so every row of a published
+    dataset of these kinds carries `pss_kib` (rpc-provider lacked it until its capture of 2026-11-28). The
+    one exception is the clients' reference, the book's C generator: its own memory is not a subject."""
+    import pandas as pd
+
+    from iobench.kinds.clients.clientrun import REFERENCE
+
+    checked = []
+    for meta in sorted(profiles.DATA.glob("*/meta.json")):
+        name = meta.parent.name
+        if name not in registry.every() or registry.kind_of(registry.get(name)).name not in {"rpc", "openloop",
+                                                                                           "clients"}:
+            continue
+        df = pd.read_csv(meta.parent / "results.csv")
+        subject = df[df.client != REFERENCE] if "client" in df else df
+        assert "pss_kib" in df and subject.pss_kib.gt(0).all(), name
+        checked.append(name)
+    assert {"rpc-provider", "rpc-tail", "open-loop", "http-clients", "client-burst"} <= set(checked), checked
+
+
 def test_what_a_run_keeps_of_a_server_s_stderr_names_no_path_of_this_machine():
     # a JVM's warning quoted a jar under the checkout into data/rpc-provider/meta.json (stderr_tail)
     from iobench.run import metadata
