@@ -7,11 +7,17 @@
     obtain DATASET           replay it, or measure it under IOBENCH_PROFILE=smoke|full (bash and Java pages)
     battery ID               the conformance battery against one server
     probe ID                 N simultaneous requests with simulated work: overlapped or not?
+
+Every argument is checked before anything starts: a mistake prints one line (error: ...) and exits 2, with no
+server started and nothing written. A server that refuses to start says why in its own words (exit 2); any other
+failure prints what failed and where its partial output is (exit 1). --debug shows the traceback instead.
 """
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
+import os
 import signal
 import sys
 
@@ -43,16 +49,14 @@ def cmd_run(args) -> int:
 
     try:
         experiment = registry.experiment(args.dataset, servers=args.servers,
-                                      with_battery=False if args.no_battery else None)
+                                         with_battery=False if args.no_battery else None)
     except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+        raise Mistake(exc.args[0]) from None
     try:
         path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
                    server_cpus=args.server_cpus, client_cpus=args.client_cpus)
-    except DatasetExists as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except DatasetExists as exc:  # refused before anything started
+        raise Mistake(str(exc)) from None
     except KeyboardInterrupt:
         print("interrupted: servers stopped, links removed, captured data untouched", file=sys.stderr)
         return 130
@@ -74,18 +78,14 @@ def cmd_serve(args) -> int:
     import time
     from pathlib import Path
 
-    from iobench.run.lifecycle import ServerError, ServerProcess, Unsupported
+    from iobench.run.lifecycle import ServerError, ServerProcess, StartError, Unsupported
     from iobench.servers.manifest import ServerOptions
 
     opts = ServerOptions(port=args.port, host=args.host, work_ms=args.work_ms, spin_us=args.spin_us,
                          pool=args.pool, backlog=args.backlog,
                          idle_timeout_s=args.idle_timeout_s)
     with tempfile.TemporaryDirectory(prefix="iobench-serve-") as tmp:
-        try:
-            server = serve_entry(args.server, Path(tmp))
-        except KeyError as exc:
-            print(f"error: {exc.args[0]}", file=sys.stderr)
-            return 2
+        server = serve_entry(args.server, Path(tmp))
         srv = ServerProcess(server, opts, cpus=args.cpus, account_cpu=False)
         try:
             with srv:
@@ -101,6 +101,8 @@ def cmd_serve(args) -> int:
         except Unsupported as exc:
             print(f"skip: {exc}", file=sys.stderr)
             return 77
+        except StartError:
+            raise  # main() says it in the server's own words
         except ServerError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -164,73 +166,179 @@ def cmd_probe(args) -> int:
 
 def cmd_show(args) -> int:
     """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
+    if args.path and not os.path.isdir(args.path):
+        raise Mistake(f"--path {args.path}: no such folder")
+    if not args.path and args.dataset not in registry.every():
+        raise Mistake(f"unknown dataset {args.dataset!r}; known: {', '.join(registry.names())}")
     try:
         if args.path:
             ds = registry.reader(args.dataset)(args.path)
         else:
             ds = registry.obtain(args.dataset, profile=None if args.cmd == "obtain" else "replay")
-    except (FileNotFoundError, KeyError) as exc:
-        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+    except FileNotFoundError as exc:  # a dataset not captured yet: not a mistake of the caller's
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     print(ds.describe())
     print(ds.table().to_string(index=False))
     return 0
 
 
+class Mistake(Exception):
+    """A mistake in the command line, found before anything started: one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a mistake said in one line (error: ...) rather than the usage block, and exit 2."""
+
+    def error(self, message: str):
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def number(low: float, high: float, kind: type = float):
+    """An argparse type: a number of `kind` from low to high (the ranges the servers' own parsers take)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value != value or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"wants {'a whole number' if kind is int else 'a number'} from {low:g} to {high:g}, not {text!r}")
+        return value
+    parse.__name__ = "whole number" if kind is int else "number"
+    return parse
+
+
+def cpu_list(text: str) -> str:
+    """An argparse type: a taskset CPU list of CPUs this machine has online for this process."""
+    from iobench.run.runner import check_cpus
+    try:
+        check_cpus(text, "")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
+    return text
+
+
+def address(text: str) -> str:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants an IP address (127.0.0.1, ::1), not {text!r}") from None
+    return text
+
+
+def server_id(text: str) -> str:
+    """An argparse type: the id of a server the harness can start (iobench list)."""
+    if text in manifest.SERVERS or text in manifest.ECHO_SERVERS:
+        return text
+    raise argparse.ArgumentTypeError(f"unknown server id {text!r}; iobench list shows every id")
+
+
+def http_server_id(text: str) -> str:
+    """A server that answers the HTTP contract (the battery's and the probe's): no echo server."""
+    if text in manifest.ECHO_SERVERS:
+        raise argparse.ArgumentTypeError(f"{text} is an echo server: it answers no HTTP request")
+    return server_id(text)
+
+
+def dataset_name(text: str) -> str:
+    if text in registry.every():
+        return text
+    raise argparse.ArgumentTypeError(f"unknown dataset {text!r}; known: {', '.join(registry.names())}")
+
+
+def battery_case(text: str) -> str:
+    from iobench.servers.battery import CASES
+    names = [name for name, _ in CASES]
+    if text in names:
+        return text
+    raise argparse.ArgumentTypeError(f"unknown case {text!r}; cases: {', '.join(names)}")
+
+
 def _arg(*flags: str, **options) -> tuple[tuple[str, ...], dict]:
     return flags, options
 
 
-SERVER = _arg("server", help="a server id (iobench list)")
-SERVER_CPUS = _arg("--server-cpus", default="0", help="taskset CPU list of the server")
+SERVER = _arg("server", type=server_id, help="a server id (iobench list)")
+HTTP_SERVER = _arg("server", type=http_server_id, help="a server id (iobench list)")
+SERVER_CPUS = _arg("--server-cpus", type=cpu_list, default="0", help="taskset CPU list of the server")
+# The ranges the servers' own option parsers take (code/c/common/server.c, iom.common.Options).
+WORK_MS = number(0, 60_000)
 # name, function, help, arguments: the command line's table of contents
 COMMANDS = [
     ("list", cmd_list, "servers and datasets", []),
     ("serve", cmd_serve, "start one server in the foreground; Ctrl-C stops it", [
         SERVER,
-        _arg("--port", type=int, default=0, help="0 (default): any free port, printed as READY port=N"),
-        _arg("--host", default="127.0.0.1"),
-        _arg("--work-ms", type=float, default=0.0, help="simulated blocking work per request"),
-        _arg("--spin-us", type=float, default=0.0, help="simulated CPU work per request"),
-        _arg("--pool", type=int, help="pool size, where the model has one"),
-        _arg("--backlog", type=int, help="listen backlog, where the server takes one"),
-        _arg("--idle-timeout-s", type=float,
+        _arg("--port", type=number(0, 65535, int), default=0, help="0 (default): any free port, printed as READY port=N"),
+        _arg("--host", type=address, default="127.0.0.1"),
+        _arg("--work-ms", type=WORK_MS, default=0.0, help="simulated blocking work per request"),
+        _arg("--spin-us", type=number(0, 60e6), default=0.0, help="simulated CPU work per request"),
+        _arg("--pool", type=number(1, 100_000, int), help="pool size, where the model has one"),
+        _arg("--backlog", type=number(1, 1 << 20, int), help="listen backlog, where the server takes one"),
+        _arg("--idle-timeout-s", type=number(0, 1e6),
              help="drop a connection silent this long (0: never); default: the server's own"),
-        _arg("--cpus", help="taskset CPU list (default: not pinned)")]),
+        _arg("--cpus", type=cpu_list, help="taskset CPU list (default: not pinned)")]),
     ("run", cmd_run, "measure a dataset", [
-        _arg("dataset"),
+        _arg("dataset", type=dataset_name),
         _arg("--profile", choices=sorted(PROFILES), default="smoke"),
-        _arg("--servers", nargs="+", help="only these server ids"),
-        _arg("--dest", help="write here instead of the profile's folder"),
+        _arg("--servers", nargs="+", help="only these server ids (of the dataset's)"),
+        _arg("--dest", help="write here instead of the profile's folder (a smoke run: never inside data/)"),
         _arg("--overwrite", action="store_true", help="replace an existing dataset"),
         SERVER_CPUS,
-        _arg("--client-cpus", default="1", help="taskset CPU list of the load generator"),
+        _arg("--client-cpus", type=cpu_list, default="1", help="taskset CPU list of the load generator"),
         _arg("--no-battery", action="store_true")]),
     ("battery", cmd_battery, "run the conformance battery against one server", [
-        SERVER, _arg("--cases", nargs="+"), SERVER_CPUS, _arg("--json", action="store_true")]),
+        HTTP_SERVER, _arg("--cases", nargs="+", type=battery_case), SERVER_CPUS, _arg("--json", action="store_true")]),
     ("probe", cmd_probe, "N simultaneous requests with simulated work: overlapped or not?", [
-        SERVER, _arg("--work-ms", type=float, default=200.0), _arg("--clients", type=int, default=20),
-        SERVER_CPUS]),
+        HTTP_SERVER, _arg("--work-ms", type=WORK_MS, default=200.0),
+        _arg("--clients", type=number(1, 1000, int), default=20), SERVER_CPUS]),
     ("show", cmd_show, "summarise a captured dataset", [
         _arg("dataset", nargs="?", default="baselines"), _arg("--path")]),
     ("obtain", cmd_show, "replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full", [
-        _arg("dataset"), _arg("--path", help=argparse.SUPPRESS)]),
+        _arg("dataset", type=dataset_name), _arg("--path", help=argparse.SUPPRESS)]),
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    # A shell starts background jobs with SIGINT ignored; `kill -INT` must still stop a run cleanly.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    ap = argparse.ArgumentParser(prog="iobench", description="The book's benchmark harness.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+def parser() -> Parser:
+    ap = Parser(prog="iobench", description="The book's benchmark harness.")
+    ap.add_argument("--debug", action="store_true", help="a failure shows its Python traceback")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, fn, help_, arguments in COMMANDS:
         cmd = sub.add_parser(name, help=help_)
         for flags, options in arguments:
             cmd.add_argument(*flags, **options)
+        cmd.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         cmd.set_defaults(fn=fn)
-    args = ap.parse_args(argv)
-    return args.fn(args)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from iobench.run.lifecycle import StartError
+
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # A shell starts background jobs with SIGINT ignored; `kill -INT` must still stop a run cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    args = parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except Mistake as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except StartError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc.server_id} refused to start: {exc.said or str(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: servers stopped", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"error: iobench {args.cmd} failed: {exc.__class__.__name__}: {exc} "
+              "(what it kept, if anything, is named above; --debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

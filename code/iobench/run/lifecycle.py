@@ -46,6 +46,16 @@ class Unsupported(ServerError):
     """The server exited 77: its IO model is not supported on this machine."""
 
 
+class StartError(ServerError):
+    """The server exited (or closed its stdout) before it was ready: it refused its flags, could not bind, or
+    could not set up. `said` is the last thing it wrote on stderr, in its own words."""
+
+    def __init__(self, message: str, server_id: str = "", said: str = ""):
+        super().__init__(message)
+        self.server_id = server_id
+        self.said = said
+
+
 class ServerProcess:
     """One running server. A context manager: leaving the block always stops it."""
 
@@ -142,7 +152,9 @@ class ServerProcess:
         tail = self.stderr_tail()
         if code == EXIT_UNSUPPORTED:
             raise Unsupported(f"{self.server.id}: not supported here (exit 77): {tail}")
-        raise ServerError(f"{self.server.id}: {what} ({status}); argv={self.argv}; stderr: {tail}")
+        said = next((line for line in tail.splitlines() if line.strip()), "")  # a refusal's first line says why
+        raise StartError(f"{self.server.id}: {what} ({status}); argv={self.argv}; stderr: {tail}",
+                         self.server.id, said.strip())
 
     def _wait_port(self, host: str, port: int, deadline: float) -> int:
         while time.monotonic() < deadline:

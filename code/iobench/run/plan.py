@@ -55,9 +55,21 @@ class Plan:
         """The servers (manifest entries) a run under this profile measures."""
         return [manifest.get(s) for s in self.servers_for(profile)]
 
+    def members(self) -> tuple[str, ...]:
+        """What `only` can keep: the plan's servers, or the members its points name (its clients), in order."""
+        if self.servers:
+            return self.servers
+        return tuple(dict.fromkeys(getattr(p, self.member) for p in self.points + self.smoke_points))
+
     def only(self, names) -> "Plan":
-        """The same plan for these servers (or clients) only: a reader's run of one server."""
+        """The same plan for these servers (or clients) only: a reader's run of one server. A name the plan does
+        not measure is refused (KeyError, naming the ones it does)."""
         names = tuple(names)
+        unknown = [n for n in names if n not in self.members()]
+        if unknown:
+            which = (f"{unknown[0]!r} is not a {self.member}" if len(unknown) == 1 else
+                     f"{', '.join(map(repr, unknown[:-1]))} and {unknown[-1]!r} are not {self.member}s")
+            raise KeyError(f"{which} of {self.dataset}; its {self.member}s: {', '.join(self.members())}")
         if self.servers:
             return dataclasses.replace(self, servers=names, smoke_servers=())
         keep = lambda points: tuple(p for p in points if getattr(p, self.member) in names)  # noqa: E731

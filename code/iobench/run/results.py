@@ -80,6 +80,59 @@ class DatasetExists(FileExistsError):
     pass
 
 
+def is_dataset(folder: Path) -> bool:
+    """A folder a run captured (or began to): it holds results.csv or meta.json."""
+    return (folder / "results.csv").is_file() or (folder / "meta.json").is_file()
+
+
+def within(path: Path, root: Path) -> bool:
+    """`path` is `root` or lies under it, symbolic links resolved."""
+    path, root = Path(path).resolve(), Path(root).resolve()
+    return path == root or root in path.parents
+
+
+def check_destination(dest: Path, published: Path, scratch: bool, overwrite: bool) -> str | None:
+    """Refuse (DatasetExists) a destination a run must not write, before anything runs; return what the run will
+    replace when it finishes (None: nothing). `published` is the book's data/: a scratch run (smoke) never
+    writes under it; elsewhere a scratch run replaces an earlier capture freely. A full run replaces a captured
+    dataset only when asked (overwrite), and no run replaces a file or a folder of anything but a capture."""
+    dest = Path(dest)
+    if scratch and within(dest, published):
+        raise DatasetExists(f"{dest} is inside {published}, the book's published data: a smoke run never writes "
+                            "there; leave --dest out (it then goes to _build/bench/) or name a folder outside it")
+    if dest.exists() or dest.is_symlink():
+        if not dest.is_dir():
+            raise DatasetExists(f"{dest} exists and is not a folder; not replacing it")
+        if any(dest.iterdir()) and not is_dataset(dest):
+            raise DatasetExists(f"{dest} holds files that are not a captured dataset (no results.csv or "
+                                "meta.json); not replacing it: name a new folder")
+        if is_dataset(dest) and not (overwrite or scratch):
+            raise DatasetExists(f"{dest} already holds captured data ({describe_capture(dest)}); "
+                                "pass --overwrite (make bench: OVERWRITE=1) to replace it")
+    else:
+        parent = next(p for p in dest.absolute().parents if p.exists())
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise DatasetExists(f"{dest}: cannot create it, {parent} is not a folder this user may write")
+        return None
+    return describe_capture(dest) if is_dataset(dest) else None
+
+
+def describe_capture(folder: Path) -> str:
+    """A captured dataset in a few words: its run, when it was made, its profile and its rows."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    try:
+        with open(folder / "results.csv", newline="") as f:
+            rows = sum(1 for _ in csv.reader(f)) - 1
+    except OSError:
+        rows = 0
+    run = meta.get("run_id") or "no meta.json"
+    profile = (meta.get("profile") or {}).get("name", "?") if isinstance(meta.get("profile"), dict) else "?"
+    return f"run {run}, profile {profile}, {max(rows, 0):,} row{'' if rows == 1 else 's'}"
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write a file so readers see the old content or the new one, never a part."""
     path = Path(path)

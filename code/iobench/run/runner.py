@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from iobench.run import limits, metadata, sampler
+from iobench.run import limits, metadata, profiles, sampler
 from iobench.run.lifecycle import ServerProcess, Unsupported
 from iobench.run.profiles import PROFILES, Profile
-from iobench.run.results import OUTLIER_FRACTION, DatasetWriter, raw_text
+from iobench.run.results import OUTLIER_FRACTION, DatasetWriter, check_destination, raw_text
 from iobench.servers.manifest import ROOT, Server, ServerOptions
 
 GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
@@ -76,15 +76,35 @@ def wait_quiet(max_wait_s: float) -> float:
     return busy
 
 
+def cpu_list(cpus: str) -> list[int]:
+    """The CPUs a taskset list names ("1", "0-1", "1,3"), in order; ValueError for anything else."""
+    found: list[int] = []
+    for part in cpus.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.isdigit() or (dash and not hi.isdigit()) or (dash and int(hi) < int(lo)):
+            raise ValueError(f"{cpus!r} is not a CPU list (examples: 1, 0-1, 0,2)")
+        found += range(int(lo), int(hi or lo) + 1)
+    return found
+
+
+def check_cpus(cpus: str | None, flag: str = "CPU list") -> None:
+    """Refuse (ValueError) a CPU list that names a CPU this process may not run on (not online, or outside its
+    affinity): taskset would fail only once the server or generator starts."""
+    if not cpus:
+        return
+    allowed = sorted(os.sched_getaffinity(0))
+    missing = sorted(set(cpu_list(cpus)) - set(allowed))
+    if missing:
+        raise ValueError(f"{flag} {cpus}: CPU {', '.join(map(str, missing))} "
+                         f"{'is' if len(missing) == 1 else 'are'} not among this machine's usable CPUs "
+                         f"({','.join(map(str, allowed))})")
+
+
 def cpu_count(cpus: str | None) -> int:
     """How many CPUs a taskset list names ("1", "0-1", "1,3"); all of them when unpinned."""
     if not cpus:
         return os.cpu_count() or 1
-    n = 0
-    for part in cpus.split(","):
-        lo, _, hi = part.partition("-")
-        n += int(hi or lo) - int(lo) + 1
-    return n
+    return len(cpu_list(cpus))
 
 
 def generator_bound(client_cpu_pct: float, threads: int, client_cpus: str | None) -> bool:
@@ -317,9 +337,16 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(experiment.dataset)
+    # Before anything starts: the pinning, and where the run may write (profiles.DATA read now: a test's copy).
+    check_cpus(server_cpus, "--server-cpus")
+    check_cpus(client_cpus, "--client-cpus")
+    scratch = profile_name != "full"
+    replacing = check_destination(dest, profiles.DATA, scratch=scratch, overwrite=overwrite)
+    if replacing and not scratch:
+        progress(f"this run replaces {dest} ({replacing}) once it finishes; until then it stays as it is")
     run_id = new_run_id()
     nofile = limits.raise_nofile()  # before anything starts: servers and generators inherit it
-    writer = DatasetWriter(dest, run_id, overwrite=overwrite or profile_name == "smoke",  # smoke: scratch
+    writer = DatasetWriter(dest, run_id, overwrite=overwrite or scratch,
                            **({"columns": experiment.columns} if experiment.columns else {}))
     r = Run(experiment, profile, writer, run_id, experiment.points(profile_name), server_cpus, client_cpus,
             progress)
