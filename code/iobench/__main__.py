@@ -168,6 +168,12 @@ def cmd_show(args) -> int:
     """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
     if args.path and not os.path.isdir(args.path):
         raise Mistake(f"--path {args.path}: no such folder")
+    if args.cmd == "obtain":
+        from iobench.run.profiles import current
+        try:
+            current()
+        except ValueError as exc:
+            raise Mistake(str(exc)) from None
     if not args.path and args.dataset not in registry.every():
         raise Mistake(f"unknown dataset {args.dataset!r}; known: {', '.join(registry.names())}")
     try:

@@ -106,6 +106,12 @@ def test_a_mistake_is_one_line_and_exit_2_with_nothing_started_or_written(book, 
     assert snapshot(book) == before
 
 
+def test_a_profile_misnamed_in_the_environment_is_a_mistake_too(book, monkeypatch, capsys):
+    monkeypatch.setenv("IOBENCH_PROFILE", "ful")
+    assert main(["obtain", "c-servers"]) == 2
+    assert capsys.readouterr().err == "error: IOBENCH_PROFILE='ful': expected one of replay, smoke, full\n"
+
+
 def test_the_real_command_says_one_line_too(tmp_path):
     """The same in a process of its own, as a reader types it (the issue's case: a CPU this machine lacks)."""
     p = subprocess.run([str(CODE / "bin" / "iobench"), "run", "c-servers", "--profile", "smoke",
