@@ -19,9 +19,10 @@ help:
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make bench DATASET=baselines PROFILE=full [OVERWRITE=1]   measure a dataset into data/"
 
-## make book: everything a reader needs, then the site.
+## make book: everything a reader needs, then the site (only the pages whose inputs changed run again;
+## make book ALL=1 runs every page).
 book: setup code
-	code/tools/build-book
+	$(if $(ALL),BOOK_ALL=1 )code/tools/build-book
 
 ## make book-student: the site without any solution, for a class (from the book just built; nothing runs again).
 book-student: book

@@ -109,43 +109,83 @@ def executed_pages(result: subprocess.CompletedProcess) -> int:
     return (result.stdout + result.stderr).count("Executing notebook")
 
 
-@pytest.mark.live  # four builds of a scratch book (36 s): make test-live, beside the book's own smoke build
-def test_second_build_executes_nothing_until_an_input_changes(tmp_path):
-    """`make book` twice: the second run executes no cell and rewrites no page; a change
-    in data/ re-executes every page, and ignored files (test caches) do not."""
-    book = make_book(tmp_path, "python3", "python", 'print("fine")')
-    (book / "data").mkdir()
-    (book / "data" / "results.csv").write_text("a,b\n1,2\n")
-    (book / ".gitignore").write_text("_build/\n.pytest_cache/\n")
+def executed(result: subprocess.CompletedProcess) -> set[str]:
+    """The pages a build executed, by file name without .md."""
+    return {Path(line.split(": Executing notebook")[0]).stem
+            for line in (result.stdout + result.stderr).splitlines() if ": Executing notebook" in line}
+
+
+PAGES = {  # page -> (kernel, language, cell): each reads one input of its own, or none
+    "reads": ("python3", "python", 'print(open("../data/a/results.csv").read())'),
+    "imports": ("python3", "python", 'import sys\nsys.path.insert(0, "../lib")\nimport helper\nprint(helper.X)'),
+    "shell": ("bash", "bash", "cat ../data/b/results.csv"),
+    "plain": ("python3", "python", 'print("fine")'),
+}
+
+
+def make_tracked_book(tmp: Path) -> Path:
+    """A git work tree with four pages, two datasets and one module of analysis; the build's own tools copied in
+    (not linked: a page's inputs are read under the book's root)."""
+    book = tmp / "book"
+    (book / "book").mkdir(parents=True)
+    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
+    shutil.copytree(ROOT / "book" / "images", book / "book" / "images")
+    shutil.copytree(ROOT / "code" / "tools", book / "code" / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    toc = "".join(f"  - file: book/{name}\n" for name in PAGES)
+    (book / "_toc.yml").write_text(f"format: jb-book\nroot: book/index\nchapters:\n{toc}")
+    (book / "book" / "index.md").write_text("# Index\n\nA test book.\n")
+    for name, (kernel, language, cell) in PAGES.items():
+        page = HEADER.format(kernel=kernel, language=language) + f"```{{code-cell}} {language}\n{cell}\n```\n"
+        (book / "book" / f"{name}.md").write_text(page)
+    for name in ("a", "b"):
+        (book / "data" / name).mkdir(parents=True)
+        (book / "data" / name / "results.csv").write_text(f"{name},b\n1,2\n")
+    (book / "lib").mkdir()
+    (book / "lib" / "helper.py").write_text("X = 1\n")
+    (book / ".gitignore").write_text("_build/\n.pytest_cache/\n__pycache__/\n")
     git = ["git", "-C", str(book), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(git + ["init", "-q"], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "book"], check=True)
+    return book
 
-    # Built in place, as `make book` does (the output lands in the excluded _build/).
-    first = build(book, out=book)
-    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    assert executed_pages(first) == 1
-    page = book / "_build/html/book/page.html"
-    before = (page.stat().st_mtime_ns, page.read_bytes())
 
-    again = build(book, out=book)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert executed_pages(again) == 0, again.stdout[-2000:]
-    assert (page.stat().st_mtime_ns, page.read_bytes()) == before
+def test_a_rebuild_executes_exactly_the_pages_whose_inputs_changed(tmp_path):
+    """`make book` again: nothing runs; a dataset changed runs the page that reads it, a module changed the page
+    that imports it, a file a bash cell names the bash page; the same bytes written again (a restore from git)
+    run nothing; a fresh output folder, or ALL=1, runs every page."""
+    book = make_tracked_book(tmp_path)
 
+    def rebuild(**env) -> set[str]:
+        result = build(book, out=book, **env)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return executed(result)
+
+    assert rebuild() == set(PAGES)
+    assert rebuild() == set()
+    for path in ("data/a/results.csv", "lib/helper.py", "book/plain.md"):  # same bytes, newer file time
+        (book / path).write_bytes((book / path).read_bytes())
     (book / "data" / ".pytest_cache").mkdir()
     (book / "data" / ".pytest_cache" / "lastfailed").write_text("{}")
-    ignored = build(book, out=book)
-    assert executed_pages(ignored) == 0, "a git-ignored cache file forced a rebuild"
+    assert rebuild() == set()
+    (book / "data" / "a" / "results.csv").write_text("a,b\n1,3\n")
+    assert rebuild() == {"reads"}
+    (book / "lib" / "helper.py").write_text("X = 2\n")
+    assert rebuild() == {"imports"}
+    (book / "data" / "b" / "results.csv").write_text("b,b\n1,3\n")
+    assert rebuild() == {"shell"}
+    assert rebuild(BOOK_ALL="1") == set(PAGES)
+    fresh = build(book, out=tmp_path / "fresh")
+    assert fresh.returncode == 0 and executed(fresh) == set(PAGES)
 
-    (book / "data" / "results.csv").write_text("a,b\n1,3\n")
-    changed = build(book, out=book)
-    assert changed.returncode == 0
-    assert executed_pages(changed) == 1, "a changed data file did not re-execute the pages"
 
-    # A reader's own runs (IOBENCH_MINE) are drawn beside the book's: pointing at them re-executes the pages,
-    # and so does a new run in that folder; the same folder again executes nothing.
+@pytest.mark.live  # three builds of a scratch book: make test-live
+def test_a_reader_s_runs_count_as_an_input(tmp_path):
+    """A reader's own runs (IOBENCH_MINE) are drawn beside the book's: pointing at them re-executes the pages,
+    and so does a new run in that folder; the same folder again executes nothing."""
+    book = make_book(tmp_path, "python3", "python",
+                     'import os\nprint(open(os.environ["IOBENCH_MINE"] + "/c-servers/results.csv").read())')
     mine = tmp_path / "mine"
     (mine / "c-servers").mkdir(parents=True)
     (mine / "c-servers" / "results.csv").write_text("a\n1\n")

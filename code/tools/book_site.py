@@ -17,6 +17,10 @@
    below joins the pieces as they are, in copies.
 4. The book's stylesheet, ``book_static/book.css`` beside this file, on every page (tables that fit
    the text column).
+5. A rebuild executes only the pages whose inputs changed (page_inputs.py beside this file): each page's inputs
+   are noted while it executes and kept with their digests in the environment; a page whose inputs all kept
+   their content is not read again, even when Sphinx sees a newer file time, and one whose traced inputs
+   changed is, though Sphinx does not know them.
 """
 from __future__ import annotations
 
@@ -79,9 +83,108 @@ def add_book_static(app):
     app.config.html_static_path.append(str(Path(__file__).parent / "book_static"))
 
 
+# ---- 5. per-page inputs ---------------------------------------------------------------------------------
+
+def _digests(app):
+    import page_inputs
+    env = app.env
+    if not hasattr(env, "iobench_digest_cache"):
+        env.iobench_digest_cache = {}
+    if not hasattr(env, "iobench_inputs"):
+        env.iobench_inputs = {}
+    return page_inputs.Digests(_root(app), env.iobench_digest_cache)
+
+
+def _root(app) -> Path:
+    return Path(app.srcdir).resolve()
+
+
+def _notes_file(app, docname: str) -> Path:
+    return Path(app.outdir).parent / ".page-inputs" / (docname.replace("/", "__") + ".notes")
+
+
+def inputs_outdated(app, env, added, changed, removed):
+    """The pages whose noted inputs changed content (Sphinx knows only their sources and includes)."""
+    import page_inputs
+    d = _digests(app)
+    app.iobench_added = set(added)
+    outdated = []
+    for docname in sorted(env.found_docs - set(added) - set(removed)):
+        why = page_inputs.changed(d, env.iobench_inputs.get(docname))
+        if why:
+            outdated.append(docname)
+            app.iobench_why = getattr(app, "iobench_why", {})
+            app.iobench_why[docname] = why
+    return outdated
+
+
+def drop_unchanged(app, env, docnames):
+    """Sphinx re-reads a page whose source or include has a newer file time: when every input of the page kept its
+    content (a checkout, a restore), it is not read, so not executed, again. Never after a change of configuration."""
+    import page_inputs
+    from sphinx.environment import CONFIG_OK
+    if env.config_status != CONFIG_OK:
+        return
+    d = _digests(app)
+    added = getattr(app, "iobench_added", set())
+    for docname in list(docnames):
+        if docname not in added and not page_inputs.changed(d, env.iobench_inputs.get(docname)):
+            docnames.remove(docname)
+    why = getattr(app, "iobench_why", {})
+    for docname in docnames:
+        if docname in why:
+            shown = ", ".join(why[docname][:3]) + (f" and {len(why[docname]) - 3} more" if len(why[docname]) > 3 else "")
+            logger().info(f"{docname}: executed again: {shown}")
+
+
+def before_page(app, docname, source):
+    """Name the page's notes file for every Python process its code starts (inputs/sitecustomize.py)."""
+    import os
+    notes = _notes_file(app, docname)
+    notes.parent.mkdir(parents=True, exist_ok=True)
+    notes.unlink(missing_ok=True)
+    hook = str(Path(__file__).resolve().parent / "inputs")
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
+    os.environ.update(IOBENCH_INPUTS_LOG=str(notes), IOBENCH_INPUTS_ROOT=str(_root(app)),
+                      PYTHONPATH=os.pathsep.join([hook, *path]))
+
+
+def after_page(app, doctree):
+    import page_inputs
+    docname = app.env.docname
+    notes_file = _notes_file(app, docname)
+    notes = notes_file.read_text().splitlines() if notes_file.exists() else None
+    deps = [Path(app.srcdir) / dep for dep in app.env.dependencies.get(docname, ())]
+    app.env.iobench_inputs[docname] = page_inputs.record(_digests(app), Path(app.env.doc2path(docname)), notes, deps)
+
+
+def inputs_purge(app, env, docname):
+    getattr(env, "iobench_inputs", {}).pop(docname, None)
+
+
+def inputs_merge(app, env, docnames, other):
+    _digests(app)
+    env.iobench_inputs.update({n: r for n, r in getattr(other, "iobench_inputs", {}).items() if n in docnames})
+
+
+def logger():
+    from sphinx.util import logging
+    return logging.getLogger(__name__)
+
+
 def setup(app):
+    import sys
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     from myst_nb.core import render
     render.coalesce_streams = coalesce_streams
+    app.connect("env-get-outdated", inputs_outdated)
+    app.connect("env-before-read-docs", drop_unchanged)
+    app.connect("source-read", before_page)
+    app.connect("doctree-read", after_page)
+    app.connect("env-purge-doc", inputs_purge)
+    app.connect("env-merge-info", inputs_merge)
     app.connect("builder-inited", add_book_static)
     app.add_css_file("book.css")
     app.connect("html-page-context", add_ipynb_source, priority=500)
