@@ -2,8 +2,8 @@
 
 A page's inputs are noted when it executes (book_site.py calls `begin` before and `record` after):
   - what its code read, as noted by every Python process it started (code/tools/inputs/sitecustomize.py): the files
-    under the checkout (and a reader's runs) it opened to read, the folders it listed, the programs it started and
-    the modules it imported;
+    under the checkout (and a reader's runs) it opened to read, the folders it listed, the programs it started with
+    the files and folders their command lines name (a JVM's class path), and the modules it imported;
   - the paths its code cells name (a bash page's `code/c/build/c-fork`, a Java page's `%classpath`): a file, or a
     folder's files (those git does not ignore; all of them in a build folder git ignores);
   - for a bash or Java page, the sources of what it can run without naming it (code/c or code/java, and code/bin);
@@ -157,7 +157,7 @@ def record(d: Digests, source_path: Path, notes: list[str] | None, sphinx_deps: 
     keys |= {d.key("tree", f) for f in FLOOR.get(kernel, ()) if (d.root / f).exists()}
     for line in notes or ():
         kind, _, path = line.strip().partition(" ")
-        if kind in ("file", "dir") and path and not _generated(d, Path(path)):
+        if kind in ("file", "dir", "tree") and path and not _generated(d, Path(path)) and Path(path) != d.root:
             keys.add(d.key(kind, path))
     untraced = kernel in TRACED_KERNELS and has_code(source) and notes is None
     return {"kernel": kernel, "untraced": untraced, "inputs": {k: d.digest(k) for k in sorted(keys)}}

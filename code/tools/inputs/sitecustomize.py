@@ -39,8 +39,16 @@ def _note_inputs(log: str, roots: tuple[str, ...]) -> None:
                 executable, argv = args[0], args[1]
                 argv = [argv] if isinstance(argv, (str, bytes)) else list(argv or ())
                 for word in ([executable] if executable else []) + argv:
-                    if isinstance(word, (str, bytes, os.PathLike)) and os.path.isfile(os.fspath(word)):
-                        keep("file", os.fspath(word))
+                    if not isinstance(word, (str, bytes, os.PathLike)):
+                        continue
+                    word = os.fsdecode(os.fspath(word))
+                    # a program, a script, a class path's folders and jars (-cp a:b/*), a flag's file (--x=F)
+                    for part in word.replace("=", os.pathsep).split(os.pathsep):
+                        part = part[:-2] if part.endswith("/*") else part
+                        if os.path.isfile(part):
+                            keep("file", part)
+                        elif os.path.isdir(part) and part not in (".", "/"):
+                            keep("tree", part)
         except Exception:  # never break the page's own code
             pass
 
