@@ -101,7 +101,8 @@ def test_every_python_process_of_a_page_notes_what_it_read_ran_and_imported_and_
         "open(root + '/data/written.txt', 'w').write('x')\n"
         "os.listdir(root + '/data')\n"
         "subprocess.run(['/bin/true', '-cp', root + '/code/c:' + root + '/code/bin/*', root + '/code/bin/iobench'])\n"
-        "subprocess.run([sys.executable, '-c', 'open(' + repr(root + '/data/b/results.csv') + ').read()'])\n"
+        "killed = 'import os, signal; open(' + repr(root + '/data/b/results.csv') + ').read(); os.kill(os.getpid(), 9)'\n"
+        "subprocess.run([sys.executable, '-c', killed])\n"  # a kernel stopped with SIGKILL has noted what it read
         "import json\n")
     env = dict(os.environ, PYTHONPATH=f"{HOOK}{os.pathsep}{ROOT / 'code'}", IOBENCH_INPUTS_LOG=str(notes),
                IOBENCH_INPUTS_ROOT=str(checkout))
@@ -111,6 +112,7 @@ def test_every_python_process_of_a_page_notes_what_it_read_ran_and_imported_and_
             f"dir {checkout}/data", f"tree {checkout}/code/c", f"tree {checkout}/code/bin",
             f"file {checkout}/code/bin/iobench"} <= lines
     assert not any("written.txt" in line for line in lines)
+    assert len(lines) == len(notes.read_text().splitlines())  # each noted once
     # outside a book build the hook does nothing
     env.pop("IOBENCH_INPUTS_LOG")
     notes.unlink()

@@ -2,20 +2,23 @@
 
 The book's Sphinx extension puts this folder first on PYTHONPATH while it executes a page, with IOBENCH_INPUTS_LOG
 naming that page's notes file: every Python process the page starts (its kernel, `code/bin/iobench` from a bash
-cell, a server written in Python) then notes, when it exits, each file under the checkout (IOBENCH_INPUTS_ROOT) or
-a reader's runs (IOBENCH_MINE) it opened to read, each folder it listed, each program it started, and the modules
-it imported. Outside a book build (no IOBENCH_INPUTS_LOG) it does nothing. It then runs the sitecustomize it
-shadows, if the interpreter has one.
+cell, a server written in Python) then notes each file under the checkout (IOBENCH_INPUTS_ROOT) or a reader's runs
+(IOBENCH_MINE) that it opens to read (a module's source too, where it imports one from its cached bytecode), each
+folder it lists, and each program it starts with the files and folders its command line names (a JVM's class
+path). A note is written the moment it is first seen, never at exit: a kernel may be stopped with SIGKILL. Outside
+a book build (no IOBENCH_INPUTS_LOG) it does nothing. It then runs the sitecustomize it shadows, if there is one.
 """
 import os
 import sys
 
 
 def _note_inputs(log: str, roots: tuple[str, ...]) -> None:
-    import atexit
-
-    seen: set[str] = set()
     inside = tuple(r.rstrip("/") + "/" for r in roots)
+    # what the build itself writes or installs is no page's input
+    skip = tuple(f"{roots[0].rstrip('/')}/{d}/" for d in ("_build", ".venv", ".cache", ".git"))
+    seen: set[str] = set()
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    os.write(fd, b"")  # the file exists from the start: a Python process of this page ran
 
     def keep(kind: str, path) -> None:
         if isinstance(path, bytes):
@@ -23,8 +26,18 @@ def _note_inputs(log: str, roots: tuple[str, ...]) -> None:
         if not isinstance(path, str) or not path:
             return
         path = os.path.abspath(path)
-        if path.startswith(inside) or path in roots:
-            seen.add(f"{kind} {path}")
+        if kind == "file" and os.sep + "__pycache__" + os.sep in path and path.endswith(".pyc"):
+            folder, name = os.path.split(path)  # a module imported from its bytecode: its source
+            path = os.path.join(os.path.dirname(folder), name.split(".", 1)[0] + ".py")
+        if not (path.startswith(inside) or path in roots) or path.startswith(skip):
+            return
+        note = f"{kind} {path}"
+        if note not in seen:
+            seen.add(note)
+            try:
+                os.write(fd, f"{note}\n".encode())
+            except OSError:
+                pass
 
     def hook(event: str, args: tuple) -> None:
         try:
@@ -52,20 +65,9 @@ def _note_inputs(log: str, roots: tuple[str, ...]) -> None:
         except Exception:  # never break the page's own code
             pass
 
-    def write() -> None:
-        for module in list(sys.modules.values()):
-            keep("file", getattr(module, "__file__", None))
-        try:
-            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, "".join(f"{line}\n" for line in sorted(seen)).encode())
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
-
+    for module in list(sys.modules.values()):  # what was imported before this hook
+        keep("file", getattr(module, "__file__", None))
     sys.addaudithook(hook)
-    atexit.register(write)
 
 
 def _chain() -> None:
@@ -82,6 +84,10 @@ def _chain() -> None:
 
 
 if os.environ.get("IOBENCH_INPUTS_LOG") and os.environ.get("IOBENCH_INPUTS_ROOT"):
-    _note_inputs(os.environ["IOBENCH_INPUTS_LOG"],
-                 tuple(os.path.abspath(p) for p in (os.environ["IOBENCH_INPUTS_ROOT"], os.environ.get("IOBENCH_MINE")) if p))
+    try:
+        _note_inputs(os.environ["IOBENCH_INPUTS_LOG"],
+                     tuple(os.path.abspath(p) for p in (os.environ["IOBENCH_INPUTS_ROOT"], os.environ.get("IOBENCH_MINE"))
+                           if p))
+    except OSError:
+        pass  # no notes file: the page then counts as untraced, and is executed again next time
 _chain()
