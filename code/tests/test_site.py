@@ -8,6 +8,8 @@ with the fewest code cells) runs again on it without an error (the build execute
 the same source already: running all of them again doubled the site test's time).
 Every page is a notebook (jupytext header with a kernelspec), prose pages included.
 Every figure has a caption (a <figure> with a <figcaption>); no table shows a DataFrame's index.
+The prose reads as an editor would pass it: no markup left as text, no "1.1 to 1.1", no "0.00 against 0.00", no
+"1 of 18 were" (prose_check.py).
 At 1280 px wide no page scrolls sideways and nothing in the text column sticks out of it (a wide
 table or listing must scroll inside its own box).
 A screenshot of every page (its first screen, taken before any check, so a failing page
@@ -241,6 +243,17 @@ def test_the_text_size_check_reads_the_figure_s_own_account(tmp_path):
 @pytest.mark.parametrize("page", toc_pages())
 def test_every_page_is_a_notebook(page):
     assert is_notebook(page), f"{page}.md has no jupytext header with a kernelspec"
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_the_prose_reads_as_an_editor_would_pass_it(page, site):
+    """No MyST markup left as text, no range whose ends read the same, no comparison of two zeros, no count whose
+    verb disagrees with it (code/tools/prose_check.py; its own tests: test_prose_check.py)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "code" / "tools"))
+    from prose_check import defects
+    found = defects((site / f"{page}.html").read_text())
+    assert not found, "\n".join(f"{kind}: ...{around}..." for kind, around in found)
 
 
 def internal_target(site: Path, page_url: str, href: str) -> tuple[Path, str] | None:
