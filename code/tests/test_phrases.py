@@ -57,6 +57,9 @@ def test_tally_spells_small_counts_and_takes_other_verbs():
     assert tally(1, 2, "run", "", plural="runs") == "1 of the 2 runs was"
     with pytest.raises(ValueError):
         tally(3, 2, "run")
+    assert [tally(k, n, "pair", verbs=None) for k, n in ((2, 3), (0, 3), (3, 3), (2, 2), (0, 2), (1, 1), (0, 1))] == [
+        "2 of the 3 pairs", "none of the 3 pairs", "all 3 pairs", "both pairs", "neither of the 2 pairs", "the one pair",
+        "no pair"]
 
 
 def test_each_says_a_value_shared_once():

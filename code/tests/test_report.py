@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from iobench.data.report import battery_counts, battery_verdict, listing, number, sentence, table, value_in, words
+from iobench.data.report import battery_counts, number, table, value_in
 
 S = pd.DataFrame({"server": ["c-epoll", "c-epoll", "nginx"], "connections": [40, 1000, 40],
                   "rps": [100.0, 90.0, 120.0]})
@@ -35,11 +35,6 @@ def test_value_in_matches_the_index_for_a_name_that_is_not_a_column():
         value_in(pivot, 400, server="c-epoll")
 
 
-def test_words_and_listing():
-    assert [words(n) for n in (0, 1, 12, 13)] == ["no", "one", "twelve", "13"]
-    assert listing([]) == "" and listing(["a"]) == "a" and listing(["a", "b", "c"]) == "a, b and c"
-    assert sentence(["one clause", "`two` clauses"]) == "One clause; `two` clauses."
-    assert sentence([], empty="None.") == "None." and sentence([""]) == ""
 
 
 def test_number_says_n_a_where_a_run_has_no_value():
@@ -48,12 +43,6 @@ def test_number_says_n_a_where_a_run_has_no_value():
     assert number(float("nan")) == number(None) == number(pd.Series([], dtype=float).median()) == "n/a"
 
 
-def test_battery_verdict():
-    ok = {"case": "a", "passed": True}
-    bad = {"case": "b", "passed": False}
-    assert battery_verdict([]) == ("was not checked by the battery", [])
-    assert battery_verdict([ok, ok]) == ("passes all two cases", [])
-    assert battery_verdict([ok, bad]) == ("fails one of the two cases (b)", ["b"])
 
 
 def test_battery_counts_are_read_from_the_verdict_and_from_a_captured_sentence():

@@ -72,17 +72,24 @@ def span_of(values: Iterable, spec: str = ".1f", unit: str = "", na: str = NA) -
     return span(min(xs), max(xs), spec, unit, na) if xs else na
 
 
-def tally(k: int, n: int, noun: str, verb: str = "", plural: str = "", verbs: tuple[str, str] = ("was", "were"),
-          spell: bool = False) -> str:
+def tally(k: int, n: int, noun: str, verb: str = "", plural: str = "",
+          verbs: tuple[str, str] | None = ("was", "were"), spell: bool = False) -> str:
     """k of n things, with the noun and the verb agreeing: "1 of the 18 repeats was flagged", "3 of the 18 repeats
     were", "none of the 18 repeats was", "all 18 repeats were", "both repeats were", "the one repeat was", "no
     repeats were". `verb` is what follows the agreeing verb ("flagged noisy"); `verbs` its singular and plural
-    forms ("has", "have"); spell: counts below 13 as words."""
+    forms ("has", "have"), or None for no verb ("in 2 of the 3 pairs", "in no pair"); spell: counts below 13 as
+    words."""
     k, n = int(k), int(n)
     if not 0 <= k <= n:
         raise ValueError(f"tally: {k} of {n}")
     plural = plural or noun + "s"
     say = words if spell else (lambda x: f"{x:,}")
+    if verbs is None:
+        if n <= 1:
+            return f"the one {noun}" if k == 1 else f"no {noun if n == 1 else plural}"
+        if k == n:
+            return f"{'both' if n == 2 else 'all ' + say(n)} {plural}"
+        return f"{'neither' if n == 2 and k == 0 else 'none' if k == 0 else say(k)} of the {say(n)} {plural}"
     one, many = verbs
     tail = f" {verb}" if verb else ""
     if n == 0:

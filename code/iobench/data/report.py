@@ -1,5 +1,6 @@
-"""What the chapters compute from a summary to quote it in prose: one value, a count in
-words, a list in English. Tested here once, instead of a helper per page.
+"""What the chapters compute from a summary to quote it: one value, a number as prose shows it, a table as every
+page shows it. Tested here once, instead of a helper per page; the phrases built from them are
+iobench/book/phrases.py.
 
     value_in(summary, "rps", server="c-epoll", connections=40)        one number, or KeyError
     value_in(summary, "rps", default=nan, server="c-uring")          NaN where the point is absent
@@ -7,10 +8,8 @@ words, a list in English. Tested here once, instead of a helper per page.
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
 REQUIRED = object()  # value_in's default: a missing point is an error, not a number
-WORDS = "no one two three four five six seven eight nine ten eleven twelve".split()
 
 
 def value_in(frame, column: str, default=REQUIRED, **where) -> float:
@@ -101,42 +100,6 @@ def _decimals(values, most: int) -> int:
         if (finite.round(d) == finite).all():
             return d
     return most
-
-
-def words(n: int) -> str:
-    """Small counts as words, as prose writes them: 0 -> "no", 3 -> "three", 14 -> "14"."""
-    return WORDS[n] if 0 <= n < len(WORDS) else str(n)
-
-
-def markdown(text: str):
-    """Text with Markdown in it (`code`, **bold**) to glue and paste with {glue:md}: pasted with {glue:text},
-    its markers would show as they are typed."""
-    from IPython.display import Markdown
-    return Markdown(text)
-
-
-def listing(names: Iterable[str]) -> str:
-    """["a"] -> "a"; ["a", "b", "c"] -> "a, b and c"."""
-    names = list(names)
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
-
-
-def sentence(clauses: Iterable[str], empty: str = "") -> str:
-    """Clauses chosen from the data, as one sentence: joined by semicolons, the first letter capitalised, a full
-    stop at the end; `empty` where there are none."""
-    text = "; ".join(c for c in clauses if c)
-    return text[0].upper() + text[1:] + "." if text else empty
-
-
-def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
-    """A server's battery result as a clause ("passes all nine cases", "fails two of the
-    nine cases (a and b)") and the cases it failed."""
-    failed = [v["case"] for v in verdicts if not v["passed"]]
-    if not verdicts:
-        return "was not checked by the battery", failed
-    if not failed:
-        return f"passes all {words(len(verdicts))} cases", failed
-    return f"fails {words(len(failed))} of the {words(len(verdicts))} cases ({listing(failed)})", failed
 
 
 _LEGACY_CONCURRENT = re.compile(r"(\d+) of (\d+) concurrent clients failed, e\.g\. client (\d+): (.*)")
