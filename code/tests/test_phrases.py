@@ -34,7 +34,9 @@ def test_span_of_reads_the_finite_values_of_a_column_or_list():
     assert span_of(pd.Series([1.04, NAN, 1.01]), ".1f", " times") == "1.0 times"  # one repeat's worth
     assert span_of([3, 1, 2], ".0f") == "1 to 3"
     assert span_of([5.0]) == "5.0"                               # a single repeat
-    assert span_of([], na="none") == "none" and span_of([NAN]) == "n/a"
+    assert span_of([], na="none") == "none" and span_of([NAN, None]) == "n/a"
+    with pytest.raises(TypeError):  # a frame where a column was meant: its column names, not missing values
+        span_of(pd.DataFrame({"x": [1.0, 2.0]}))
 
 
 @pytest.mark.parametrize("k, n, said", [

@@ -67,7 +67,11 @@ def span(lo, hi, spec: str = ".1f", unit: str = "", na: str = NA) -> str:
 
 
 def span_of(values: Iterable, spec: str = ".1f", unit: str = "", na: str = NA) -> str:
-    """span() over the finite values of a column or a list; `na` where there are none."""
+    """span() over the finite values of a column or a list; `na` where there are none. Anything but numbers and
+    missing values (a frame's column names, text) is a mistake in the page, not a missing value: TypeError."""
+    values = list(values)
+    if any(isinstance(v, (str, bytes)) for v in values):
+        raise TypeError(f"span_of takes numbers (a column, a list), not {values[:3]!r}...")
     xs = [x for x in (_finite(v) for v in values) if x is not None]
     return span(min(xs), max(xs), spec, unit, na) if xs else na
 
