@@ -8,7 +8,7 @@ Layers, top to bottom; a module imports only from its own folder and the folders
 (code/tests/test_layers.py holds the code to this; code/README.md walks one run through them):
 
     __main__.py    the command line: list, run, serve, battery, probe, show, obtain
-    book/          what the pages call: plots, looks, flames, mine, lab, syllabus
+    book/          what the pages call: phrases, plots, looks, flames, mine, lab, syllabus, claims
     registry.py    every dataset by name -> its kind (plans, experiment, reader); obtain
     kinds/         one package per experiment kind: http, openloop, echo, clients, rpc (rpc builds on openloop)
     data/          Dataset (summary, origin, one value for prose) and report
