@@ -5,7 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from iobench.book.phrases import against, battery_verdict, each, listing, sentence, span, span_of, tally, words
+from iobench.book.phrases import (against, battery_verdict, each, listing, pairs_by_second, sentence, span, span_of,
+                                   tally, words)
 
 NAN = float("nan")
 
@@ -83,6 +84,17 @@ def test_each_says_a_value_shared_once():
 ])
 def test_against(a, b, said):
     assert against(a, b, ".2f") == said
+
+
+def test_pairs_are_said_once_per_second_member():
+    three = [("rpc-netty", "rpc-tomcat"), ("rpc-tomcat-vt", "rpc-tomcat"), ("rpc-webflux", "rpc-tomcat")]
+    assert pairs_by_second(three) == "`rpc-netty`, `rpc-tomcat-vt` and `rpc-webflux` below `rpc-tomcat`"
+    assert pairs_by_second([("a", "b")], code=False) == "a below b"
+    assert pairs_by_second([("a", "b"), ("c", "d")], code=False) == "a below b and c below d"
+    assert pairs_by_second([("a", "c"), ("b", "c"), ("d", "e")], code=False) == "a and b below c; d below e"
+    assert pairs_by_second(three[:2], "{second}'s repeats overlapped those of {firsts}") == (
+        "`rpc-tomcat`'s repeats overlapped those of `rpc-netty` and `rpc-tomcat-vt`")
+    assert pairs_by_second([]) == ""
 
 
 def test_battery_verdict():

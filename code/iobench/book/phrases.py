@@ -12,6 +12,7 @@ the 18 repeats were", "none of the 18 repeats was", "all 18 repeats were"); valu
     tally(3, 18, "repeat", "were flagged") -> "3 of the 18 repeats were flagged"
     each({"a": 120, "b": 120}, ".0f", " %") -> "both at 120 %"
     against(0.001, 0.0, ".2f") -> "none in either"      against(0.5, 0.25, ".2f") -> "0.50 against 0.25"
+    pairs_by_second([("a", "c"), ("b", "c")]) -> "`a` and `b` below `c`"
     battery_verdict(verdicts) -> ("passes all nine cases", [])
 """
 from __future__ import annotations
@@ -131,6 +132,19 @@ def against(a, b, spec: str = ".2f", unit: str = "", none: str = "none in either
     if _finite(left) == 0 and _finite(right) == 0:
         return none
     return f"{left}{unit} in both" if left == right else f"{left}{unit} against {right}{unit}"
+
+
+def pairs_by_second(pairs: Iterable[tuple[str, str]], said: str = "{firsts} below {second}",
+                    code: bool = True) -> str:
+    """Ordered pairs said once per second member: [("a", "c"), ("b", "c"), ("d", "e")] -> "`a` and `b` below `c`
+    and `d` below `e`" (markdown: ids in backticks unless code=False). `said` words each group ({firsts}, {second}):
+    "{second}'s repeats overlapped those of {firsts}"."""
+    mark = (lambda x: f"`{x}`") if code else str
+    groups: dict[str, list[str]] = {}
+    for a, b in pairs:
+        groups.setdefault(b, []).append(a)
+    parts = [said.format(firsts=listing(mark(a) for a in firsts), second=mark(b)) for b, firsts in groups.items()]
+    return "; ".join(parts) if any(len(f) > 1 for f in groups.values()) and len(parts) > 1 else listing(parts)
 
 
 def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
