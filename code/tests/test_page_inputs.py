@@ -74,8 +74,22 @@ def test_a_record_changes_only_with_content_and_names_what_changed(checkout):
     os.utime(a, ns=(1, 1))
     assert page_inputs.changed(page_inputs.Digests(checkout), rec) == []
     a.write_text("a\n2\n")
-    (checkout / "data/c").mkdir()
+    (checkout / "data/c").mkdir()  # a new dataset
+    (checkout / "data/c/results.csv").write_text("c\n")
     assert page_inputs.changed(page_inputs.Digests(checkout), rec) == ["dir data", "file data/a/results.csv"]
+
+
+def test_a_folder_s_listing_changes_with_what_is_in_it_not_with_caches(checkout):
+    """Python's import system lists each folder it imports from: a __pycache__ (or a build output git ignores) that
+    appears there must not re-execute every page; a new module must."""
+    d = page_inputs.Digests(checkout)
+    key = d.key("dir", "code/c")
+    before = d.digest(key)
+    (checkout / "code/c/__pycache__").mkdir()
+    (checkout / "code/c/build/new-binary").write_text("x")
+    assert page_inputs.Digests(checkout).digest(key) == before
+    (checkout / "code/c/y.c").write_text("int y;\n")
+    assert page_inputs.Digests(checkout).digest(key) != before
 
 
 def test_what_the_tracking_cannot_see_fails_safe(checkout):

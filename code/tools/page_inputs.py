@@ -56,10 +56,8 @@ class Digests:
         if kind == "file":
             return self.file(path)
         if kind == "dir":
-            try:
-                return _sha("\n".join(sorted(os.listdir(path))).encode())
-            except OSError:
-                return MISSING
+            names = self.listing(path)
+            return MISSING if names is None else _sha("\n".join(names).encode())
         if kind == "tree":
             files = self.tree_files(path)
             if files is None:
@@ -86,6 +84,28 @@ class Digests:
             return MISSING
         self.cache[str(path)] = (st.st_size, st.st_mtime_ns, h.hexdigest())
         return h.hexdigest()
+
+    def listing(self, folder: Path) -> list[str] | None:
+        """A folder's entries as a page sees them change: those git does not ignore (a module's folder gains a
+        __pycache__ whenever Python runs; that is no change of what is in it); every entry but caches in a folder
+        git ignores, or outside git."""
+        if not folder.is_dir():
+            return None
+        listed = self.not_ignored()
+        if listed is not None:
+            try:
+                rel = folder.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                rel = None
+            if rel is not None:
+                prefix = "" if rel == "." else rel + "/"
+                names = sorted({f[len(prefix):].split("/", 1)[0] for f in listed if f.startswith(prefix)})
+                if names:
+                    return names
+        try:
+            return sorted(n for n in os.listdir(folder) if n not in SKIP_PARTS)
+        except OSError:
+            return None
 
     def tree_files(self, folder: Path) -> list[Path] | None:
         """The files under `folder` that git does not ignore (all of them in a folder git ignores, or outside git)."""
