@@ -85,23 +85,25 @@ class Digests:
         self.cache[str(path)] = (st.st_size, st.st_mtime_ns, h.hexdigest())
         return h.hexdigest()
 
+    def git_files_under(self, folder: Path) -> list[str]:
+        """The files under `folder` git tracks or would track, relative to it (none outside git or the checkout)."""
+        listed = self.not_ignored()
+        try:
+            rel = folder.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return []
+        prefix = "" if rel == "." else rel + "/"
+        return [f[len(prefix):] for f in listed or () if f.startswith(prefix)]
+
     def listing(self, folder: Path) -> list[str] | None:
         """A folder's entries as a page sees them change: those git does not ignore (a module's folder gains a
         __pycache__ whenever Python runs; that is no change of what is in it); every entry but caches in a folder
         git ignores, or outside git."""
         if not folder.is_dir():
             return None
-        listed = self.not_ignored()
-        if listed is not None:
-            try:
-                rel = folder.resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                rel = None
-            if rel is not None:
-                prefix = "" if rel == "." else rel + "/"
-                names = sorted({f[len(prefix):].split("/", 1)[0] for f in listed if f.startswith(prefix)})
-                if names:
-                    return names
+        tracked = self.git_files_under(folder)
+        if tracked:
+            return sorted({f.split("/", 1)[0] for f in tracked})
         try:
             return sorted(n for n in os.listdir(folder) if n not in SKIP_PARTS)
         except OSError:
@@ -111,17 +113,9 @@ class Digests:
         """The files under `folder` that git does not ignore (all of them in a folder git ignores, or outside git)."""
         if not folder.is_dir():
             return None
-        listed = self.not_ignored()
-        if listed is not None:
-            try:
-                rel = folder.resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                rel = None
-            if rel is not None:
-                prefix = "" if rel == "." else rel + "/"
-                mine = [self.root / f for f in listed if f.startswith(prefix)]
-                if mine:
-                    return sorted(mine)
+        tracked = self.git_files_under(folder)
+        if tracked:
+            return sorted(folder / f for f in tracked)
         found = []
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_PARTS)
