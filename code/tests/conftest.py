@@ -92,3 +92,13 @@ class ThreadedServer(socketserver.ThreadingTCPServer):
     def __exit__(self, *exc):
         self.shutdown()
         self.server_close()
+
+
+def reads_as_prose(values: dict) -> None:
+    """Every text a page module glues reads as an editor would pass it: the site's prose check
+    (code/tools/prose_check.py), on each value alone."""
+    sys.path.insert(0, str(ROOT / "code" / "tools"))
+    from prose_check import defects
+    from iobench.book.pages import text
+    bad = [(name, d) for name, v in values.items() if isinstance(text(v), str) for d in defects(text(v))]
+    assert not bad, bad
