@@ -134,35 +134,55 @@ READING_JS = """() => {
   const tables = Array.from(col.querySelectorAll('table'))
     .filter(t => !t.closest('details:not([open])') && !deep(t) && t.scrollWidth > width + 1)
     .map(t => `${t.scrollWidth} px, ${t.rows.length} rows: "${(t.textContent || '').trim().slice(0, 40)}"`);
-  const images = Array.from(col.querySelectorAll('img')).map(i => ({src: i.getAttribute('src'),
-    natural: i.naturalWidth,
-    shown: Math.min(parseFloat(i.style.width) || parseFloat(i.getAttribute('width')) || i.naturalWidth, width)}));
+  // an image's width as shown (a collapsed one's: what its width attribute or style, or its own, would give)
+  const shownWidth = (e, own) => e.getBoundingClientRect().width ||
+    Math.min(parseFloat(e.style.width) || parseFloat(e.getAttribute('width')) || own, width);
+  const images = [
+    ...Array.from(col.querySelectorAll('img')).map(i => ({src: i.getAttribute('src'), natural: i.naturalWidth,
+      shown: shownWidth(i, i.naturalWidth)})),
+    ...Array.from(col.querySelectorAll('object[data]')).map(o => ({src: o.getAttribute('data'), natural: 0,
+      shown: shownWidth(o, 0)}))];
   return {width, tables, images};
 }"""
 
 
+def svg_text_px(svg: str, shown: float) -> float | None:
+    """The smallest text of an SVG drawing (a Graphviz diagram) in CSS px when it is shown `shown` px wide:
+    its font sizes are in the units of its viewBox (or of its width), scaled to the width shown."""
+    import re as _re
+    sizes = [float(x) for x in _re.findall(r'font-size="([\d.]+)', svg)]
+    box = _re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+) [\d.]+"', svg)
+    width = float(box.group(1)) if box else float(_re.search(r'<svg[^>]*\swidth="([\d.]+)', svg).group(1))
+    return min(sizes) * shown / width if sizes else None
+
+
 def small_text(site: Path, page_url: str, images: list[dict]) -> list[str]:
-    """The page's matplotlib figures whose smallest text it shows below figures.MIN_TEXT_PX CSS px, or which
-    do not say how small their text is (drawn without iobench.book.figures)."""
+    """Every image of the page a reader cannot read at the width it is shown (figures.defects: text below
+    figures.MIN_TEXT_PX CSS px, more than figures.MAX_SERIES series on one axes, legend entries that look
+    alike), and every image that does not say how small its text is: a PNG not drawn by iobench.book.figures,
+    an SVG drawing without text sizes. Images outside the site (none should be) are not read."""
     from PIL import Image
 
-    from iobench.book.figures import MIN_TEXT_KEY, MIN_TEXT_PX
+    from iobench.book import figures
 
     out = []
     for img in images:
         target = internal_target(site, page_url, img["src"] or "")
-        if target is None or target[0].suffix.lower() != ".png" or not target[0].exists() or not img["natural"]:
+        if target is None:
             continue
-        with Image.open(target[0]) as png:
-            text = dict(png.text)
-        if "matplotlib" not in text.get("Software", "").lower():
-            continue  # a screenshot, a drawing: not a figure of the book's plots
-        if MIN_TEXT_KEY not in text:
-            out.append(f"{target[0].name}: a figure without {MIN_TEXT_KEY} (not rendered by iobench.book.figures)")
-            continue
-        shown = float(text[MIN_TEXT_KEY]) * img["shown"] / img["natural"]
-        if shown < MIN_TEXT_PX:
-            out.append(f"{target[0].name}: its smallest text shows {shown:.1f} px high (at least {MIN_TEXT_PX:g})")
+        path = target[0]
+        if not path.exists():
+            out.append(f"{path.name}: missing")
+        elif path.suffix.lower() == ".svg":
+            px = svg_text_px(path.read_text(), img["shown"])
+            if px is None:
+                out.append(f"{path.name}: an SVG drawing without text sizes")
+            elif px < figures.MIN_TEXT_PX:
+                out.append(f"{path.name}: its smallest text shows {px:.1f} px high (at least {figures.MIN_TEXT_PX:g})")
+        else:
+            with Image.open(path) as image:
+                meta, natural = dict(getattr(image, "text", {})), image.width
+            out += [f"{path.name}: {d}" for d in figures.defects(meta, natural, img["shown"] or natural)]
     return out
 
 
@@ -238,6 +258,75 @@ def test_the_text_size_check_reads_the_figure_s_own_account(tmp_path):
                                                                  "shown": min(meta["width"], 752)}])
         # 9 pt at its own size reads 12.5 px; shrunk from 17 inches to the column, 9 pt is under 9 px; 4 pt is
         assert bool(got) == (inches > figures.COLUMN_IN or fontsize < 6), (inches, fontsize, got)
+
+
+def _checked(tmp_path, fig, name="f.png") -> list[str]:
+    """What the site's image check says of `fig`, shown at its own width in the column."""
+    import matplotlib.pyplot as plt
+
+    from iobench.book import figures
+    data, meta = figures.png(fig)
+    plt.close(fig)
+    (tmp_path / name).write_bytes(data)
+    return small_text(tmp_path, f"http://x{PREFIX}/p.html", [{"src": name, "natural": meta["width"] * 2,
+                                                              "shown": min(meta["width"], 752)}])
+
+
+def test_the_image_check_fails_on_seven_series_on_one_axes(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iobench.book import figures
+    for n in (figures.MAX_SERIES, figures.MAX_SERIES + 1):
+        fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))
+        for i in range(n):
+            ax.plot([0, 1, 2], [i, i + 1, i], label=f"s{i}")
+        ax.legend()
+        got = _checked(tmp_path, fig)
+        assert bool(got) == (n > figures.MAX_SERIES) and all("series" in g for g in got), (n, got)
+
+
+def test_the_image_check_fails_on_legend_entries_that_look_alike(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iobench.book import figures
+    cases = {  # (first entry's style, second's) -> whether a reader can tell them apart
+        (("k", "--"), ("k", "--")): False,                # both dashed black
+        (("#d62728", "-"), ("#c0392b", "-")): False,      # two near-identical reds
+        (("#d62728", "-"), ("#1f77b4", "-")): True,       # red and blue
+        (("k", "--"), ("k", ":")): True,                  # black, dashed and dotted
+    }
+    for ((c1, ls1), (c2, ls2)), apart in cases.items():
+        fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))
+        ax.plot([0, 1], [0, 1], color=c1, linestyle=ls1, label="one")
+        ax.plot([0, 1], [1, 0], color=c2, linestyle=ls2, label="two")
+        ax.legend()
+        got = _checked(tmp_path, fig)
+        assert (not got) == apart and all("look alike: one = two" in g for g in got), (c1, ls1, c2, ls2, got)
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))  # bars: filled against hollow are told apart
+    ax.bar([0], [1], color="tab:blue", label="filled")
+    ax.bar([1], [1], facecolor="none", edgecolor="tab:blue", label="hollow")
+    ax.legend()
+    assert _checked(tmp_path, fig) == []
+
+
+def test_the_image_check_fails_on_an_image_without_a_size_record(tmp_path):
+    from PIL import Image
+    Image.new("RGB", (200, 100), "white").save(tmp_path / "shot.png")  # a screenshot: no record of its text
+    got = small_text(tmp_path, f"http://x{PREFIX}/p.html", [{"src": "shot.png", "natural": 200, "shown": 200}])
+    assert got and "records no text size" in got[0]
+    svg = ('<svg width="400pt" height="100pt" viewBox="0.00 0.00 400.00 100.00"><text font-size="14.00">a</text>'
+           '<text font-size="{}">b</text></svg>')
+    for small, shown, bad in ((14, 400, False), (14, 200, True), (8, 400, True)):
+        (tmp_path / "d.svg").write_text(svg.format(small))
+        got = small_text(tmp_path, f"http://x{PREFIX}/p.html", [{"src": "d.svg", "natural": 0, "shown": shown}])
+        assert bool(got) == bad, (small, shown, got)
+    (tmp_path / "d.svg").write_text('<svg width="10" viewBox="0 0 10 10"><rect/></svg>')
+    assert "without text sizes" in small_text(tmp_path, f"http://x{PREFIX}/p.html",
+                                              [{"src": "d.svg", "natural": 0, "shown": 10}])[0]
 
 
 @pytest.mark.parametrize("page", toc_pages())
