@@ -90,3 +90,46 @@ def test_a_figure_nobody_described_has_no_caption_rather_than_an_empty_one():
         plots.caption(fig)
     assert plots.caption(plots.describe(fig, "Measured here.")) == "Measured here."
     matplotlib.pyplot.close("all")
+
+
+def test_servers_drawn_together_are_told_apart_by_colour():
+    """Two servers of one group (the C servers, the Java ones, the echo servers, the clients, the RPC providers)
+    never differ by a shade a legend cannot show, except a Java server and its C twin (the same model)."""
+    import itertools
+
+    from iobench.book import figures, looks
+    from iobench.load.clientload import IDS as CLIENTS
+    from iobench.servers import manifest
+    s = looks._styles()
+    groups = [manifest.ids("C"), manifest.ids("Java"), tuple(manifest.ECHO_SERVERS), tuple(CLIENTS),
+              tuple(looks._RPC_LOOKS)]
+    twins = {frozenset(p) for p in looks._SAME_MODEL.items()}
+    close = [(a, b) for g in groups for a, b in itertools.combinations(g, 2) if frozenset((a, b)) not in twins
+             and figures.colour_delta(s[a][0], s[b][0]) < figures.MIN_COLOUR_DELTA]
+    assert not close, close
+
+
+def test_a_family_of_one_server_shares_a_panel():
+    from iobench.book.plots import _merge_small
+    groups, titles = _merge_small([["c-fork"], ["c-select", "c-epoll", "c-uring"], ["java-vthread"]],
+                                  ["threads", "event loops", "virtual threads"])
+    assert groups == [["c-fork", "java-vthread"], ["c-select", "c-epoll", "c-uring"]]
+    assert titles == ["threads; virtual threads", "event loops"]
+    full = [["a", "b", "c", "d", "e"], ["f"]]  # no room beside the five: left alone
+    assert _merge_small(full, ["x", "y"]) == (full, ["x", "y"])
+
+
+def test_a_log_axis_reads_in_plain_numbers():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iobench.book.plots import plain_log_ticks
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [10, 60])
+    ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    plt.close(fig)
+    assert "20" in shown and "50" in shown and not any("times" in t or "×" in t or "^" in t for t in shown), shown

@@ -108,7 +108,7 @@ def table(folder: Path) -> pd.DataFrame:
 # a frame's colour says whose code it is: the libraries of SHARES, the JDK, the kernel, and native code
 COLORS = {"kernel": "#e8913a", "JSON (Jackson)": "#c9473d", "Spring": "#5d9e4a", "Tomcat": "#a6b83b",
           "Reactor": "#8e6bbf", "Netty": "#3f7fbf", "OkHttp": "#8c6d4f", "RPC code": "#222222",
-          "JDK": "#9bb4c9", "native (JVM, libc)": "#d4d4d4"}
+          "JDK": "#9bb4c9", "native (JVM, libc)": "#e6c9a8"}
 
 
 def frame_kind(frame: str) -> str:
@@ -190,7 +190,8 @@ def figure(folder: Path, servers: tuple[str, ...]):
         draw(ax, b)
         ax.set_title(server, loc="left")
     axes[-1, 0].set_xlabel("share of the samples")
+    # the key above the first graph, where a reader starts reading the colours
     fig.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()], fontsize="small",
-               loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0))
-    fig.tight_layout(rect=(0, 0.75 / fig.get_figheight(), 1, 1))  # the legend's three rows below
+               loc="upper center", ncol=4, bbox_to_anchor=(0.5, 1))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / fig.get_figheight()))  # the legend's three rows above
     return fig

@@ -13,10 +13,26 @@ import functools
 
 from iobench.load.clientload import IDS as CLIENTS
 
-# Distinct hues (matplotlib's tab10, then Dark2's and tab20's darker ones), in the order servers claim them.
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+# Hues (matplotlib's tab10, then Dark2's and tab20's darker ones, then Okabe and Ito's), taken in the order servers
+# claim them, each at least figures.MIN_COLOUR_DELTA from every one taken before it where the list allows (_apart):
+# two servers of one figure never differ by a shade a legend cannot show.
+_HUES = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
             "#17becf", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#393b79",
-            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a")
+            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a", "#E69F00", "#56B4E9", "#009E73", "#0072B2",
+         "#D55E00", "#CC79A7")
+
+
+def _apart(hues, delta: float = 22.0) -> tuple[str, ...]:
+    """The hues reordered: first every one at least `delta` (CIE76) from all kept before it, then the rest."""
+    from iobench.book.figures import colour_delta
+    kept: list[str] = []
+    for h in hues:
+        if all(colour_delta(h, k) >= delta for k in kept):
+            kept.append(h)
+    return tuple(kept) + tuple(h for h in hues if h not in kept)
+
+
+_PALETTE = _apart(_HUES)
 _BASELINES = {"nginx": ("black", "*"), "python-http-server": ("dimgrey", "P")}
 # A Java server drawn in the colour of the C server of the same model (the others get their own).
 _SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java-threadpool": "c-threadpool",
@@ -26,6 +42,9 @@ _MARKERS = {"C": "o", "Java": "s"}
 # The Java HTTP clients (book/clients): triangles, in hues of their own (tab20c's darkest).
 _CLIENT_HUES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
 # The RPC providers (book/java/rpc): hexagons, Tomcat's in reds, WebFlux purple, Netty's in blues and greens.
+# The echo servers (book/java/mina-netty-results): diamonds, Mina's in oranges, Netty's in blues (Okabe and Ito's
+# colour-blind-safe hues), the older version of each the darker.
+_ECHO_LOOKS = {"mina-2.0.7": "#D55E00", "mina-2.2.10": "#E69F00", "netty-3.6.2": "#0072B2", "netty-4.2.20": "#56B4E9"}
 _RPC_LOOKS = {"rpc-tomcat": "#b2182b", "rpc-tomcat-vt": "#ef8a62", "rpc-webflux": "#7b3294", "rpc-netty": "#2166ac",
               "rpc-netty-http-binary": "#67a9cf", "rpc-netty-frame-json": "#1a9850",
               "rpc-netty-frame-binary": "#91cf60", "rpc-consumer": "#636363"}
@@ -44,7 +63,7 @@ def _styles() -> dict[str, tuple[str, str]]:
         twin = _SAME_MODEL.get(sid)
         styles[sid] = (styles[twin][0] if twin else next(hues), _MARKERS["Java"])
     for sid in manifest.ECHO_SERVERS:
-        styles[sid] = (next(hues), "D")
+        styles[sid] = (_ECHO_LOOKS.get(sid) or next(hues), "D")
     for sid, hue in zip(CLIENTS, _CLIENT_HUES):
         styles[sid] = (hue, "^")
     for sid, hue in _RPC_LOOKS.items():

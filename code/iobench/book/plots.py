@@ -32,20 +32,38 @@ def _grid(servers: list[str], columns: int = 1, height: float = 2.9):
     """A figure as wide as the text column for `servers`: one row of `columns` axes when they are few (at most
     FACET_ABOVE), else one row per family present, each with nginx as the common reference. Returns the
     figure and, per row, its axes and the servers it draws."""
-    groups = [servers]
+    groups, titles = [servers], [""]
     if len(servers) > FACET_ABOVE:
-        groups = []
-        for fam in FAMILIES:
-            mine = [s for s in servers if family(s) == fam]
-            if mine:
-                groups.append((["nginx"] if "nginx" in servers and "nginx" not in mine else []) + mine)
+        families = [(fam, [s for s in servers if family(s) == fam and s != "nginx"]) for fam in FAMILIES]
+        groups, titles = _merge_small([mine for _, mine in families if mine], [f for f, mine in families if mine])
+        if "nginx" in servers:
+            groups = [["nginx"] + mine for mine in groups]
     fig, axes = plt.subplots(len(groups), columns, figsize=(figures.COLUMN_IN, height * len(groups) + 0.6),
                              sharex=True, squeeze=False)
     if len(groups) > 1:
-        present = [f for f in FAMILIES if any(family(s) == f for s in servers)]
-        for row, fam in zip(axes, present):
-            row[0].set_title(fam, fontsize="medium")
+        for row, title in zip(axes, titles):
+            row[0].set_title(title, fontsize="medium")
     return fig, [(list(row), mine) for row, mine in zip(axes, groups)]
+
+
+def _merge_small(groups: list[list[str]], titles: list[str]) -> tuple[list[list[str]], list[str]]:
+    """Families of a faceted figure with a panel each, where a family of one server shares a panel with the
+    smallest other family it fits beside (at most FACET_ABOVE servers with the reference): a panel of one line
+    says nothing a neighbour's could not."""
+    groups, titles = [list(g) for g in groups], list(titles)
+    while len(groups) > 1:
+        single = next((i for i, g in enumerate(groups) if len(g) == 1), None)
+        if single is None:
+            break
+        others = sorted((len(g), j) for j, g in enumerate(groups) if j != single and len(g) + 2 <= FACET_ABOVE)
+        if not others:
+            break
+        j = others[0][1]
+        first, second = sorted((single, j))
+        groups[first] += groups[second]
+        titles[first] = f"{titles[first]}; {titles[second]}"
+        del groups[second], titles[second]
+    return groups, titles
 
 
 def _panels(servers: list[str], height: float = 2.9):
@@ -299,6 +317,14 @@ def idle_memory(ds: Dataset, idle_conns: int):
     return fig
 
 
+def plain_log_ticks(axis) -> None:
+    """A log axis labelled in plain numbers at 1, 2, 3 and 5 of each decade ("20", "500", "2,000"), never "2×10¹"."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_req",
              label: str = "server CPU µs per request"):
     """A column (CPU per request, p99) of the busy load against the idle connections held."""
@@ -314,7 +340,15 @@ def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_re
             notes |= _hollow(ax, x, g[column].values, g, look["color"], look["marker"])
         ax.set_xscale("symlog", linthresh=1000)
         ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
+        values = s[s["server"].isin(shown)][column]
+        if values.min() > 0 and values.max() > 5 * values.min():  # lines a linear axis would pile at its foot
+            ax.set_yscale("log")
+            plain_log_ticks(ax.yaxis)
+        else:
+            ax.set_ylim(bottom=0)
+    levels = sorted(s["idle_conns"].unique())
+    panels[-1][0].set_xticks(levels, [f"{x:,.0f}" for x in levels])
+    panels[-1][0].xaxis.set_minor_locator(plt.NullLocator())
     panels[-1][0].set_xlabel("idle connections held (symmetric log scale)")
     return _finish_panels(fig, panels, ds, f"40 busy connections beside idle ones: {label}", notes)
 
@@ -371,12 +405,18 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
             ax.errorbar(x, y, yerr=[y - g[col + "_min"].values, g[col + "_max"].values - y], capsize=3,
                         label=client, **look)
     top = float(s["offered_rps"].max()) if len(s) else 1.0
-    axes[0, 0].plot([0, top], [0, top], ":", color="grey", label="everything offered")
+    ceiling = connections * 1000.0 / delay_ms
+    axes[0, 0].plot([0, top], [0, top], ":", color="grey")  # the reference lines are named on the axes, not keyed
+    axes[0, 0].annotate("everything offered", (0.55 * top, 0.55 * top), xytext=(-6, 6), textcoords="offset points",
+                        rotation=30, ha="right", color="dimgrey", fontsize="small")
     for ax, label in zip(axes.flat, panels.values()):
-        ax.axvline(connections * 1000.0 / delay_ms, color="grey", linewidth=0.8)
+        ax.axvline(ceiling, color="grey", linewidth=0.8)
         ax.set_ylabel(label)
         if ax is not axes[0, 0]:
             ax.set_yscale("log")
+            plain_log_ticks(ax.yaxis)
+    axes[0, 0].annotate("Little's ceiling", (ceiling, 0), xytext=(3, 4), textcoords="offset points",
+                        xycoords=("data", "axes fraction"), color="dimgrey", fontsize="small")
     for ax in axes[1]:
         ax.set_xlabel("offered (requests/s)")
     fig.suptitle(f"{connections} connections, {delay_ms:g} ms per request")
@@ -422,7 +462,7 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
     if link == "veth":
         sizes = sorted(s["size"].unique())
         ax1.plot([z / 1024 for z in sizes], [echo.wire_limit(z) for z in sizes], "k--", lw=1, label="1 Gbit/s wire limit")
-        ax2.axhline(1e9 / 8 / 1e6 * echo.MSS / (echo.MSS + echo.WIRE_OVERHEAD), color="k", ls="--", lw=1,
+        ax2.axhline(1e9 / 8 / 1e6 * echo.MSS / (echo.MSS + echo.WIRE_OVERHEAD), color="k", ls=":", lw=1.2,
                     label="1 Gbit/s payload limit")
     for ax in (ax1, ax2):
         ax.set_xscale("log")
@@ -467,7 +507,7 @@ def connection_cost(costs: pd.DataFrame, ds: Dataset, parts: dict[str, str]):
 def accept_spread(ds: Dataset, order: list[str]):
     """Connections each worker held, one panel per way of sharing the port (`order`): per worker, in the order
     they were started, the median and range of the repeats."""
-    fig, axes = plt.subplots(1, len(order), figsize=(3 * len(order) + 1, 3.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(order), figsize=(figures.COLUMN_IN, 3.4), sharey=True, squeeze=False)
     for ax, share in zip(axes[0], order):
         rows = ds.df[(ds.df["share"] == share) & ds.df["ok"]]
         held = pd.DataFrame([[int(x) for x in w.split()] for w in rows["worker_conns"]])
@@ -475,7 +515,8 @@ def accept_spread(ds: Dataset, order: list[str]):
         err = [mid - held.min().values, held.max().values - mid]
         ax.bar(range(1, len(mid) + 1), mid, yerr=err, capsize=2, color="tab:blue")
         ax.set_title(share)
-        ax.set_xlabel("worker, in the order started")
+        ax.set_xticks(range(1, len(mid) + 1))
+        ax.set_xlabel("worker (order started)")
     axes[0][0].set_ylabel("idle connections held")
     _caption(fig, ds, Notes())
     fig.tight_layout()
