@@ -133,3 +133,19 @@ def test_a_log_axis_reads_in_plain_numbers():
     shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     plt.close(fig)
     assert "20" in shown and "50" in shown and not any("times" in t or "×" in t or "^" in t for t in shown), shown
+
+
+def test_the_versus_heatmap_leaves_a_measure_that_is_not_a_cost_uncoloured_and_its_numbers_read():
+    import numpy as np
+    import pandas as pd
+
+    ds = dataset.load(DATA / "baselines")
+    table = pd.DataFrame({"cpu": [1.0, 16.0, 1.0], "switches": [1.0, 20.0, 0.5]}, index=["nginx", "a", "b"])
+    fig = plots.versus(ds, table, neutral={"switches"})
+    ax = fig.axes[0]
+    shown = np.ma.getdata(ax.images[0].get_array()).astype(float)
+    assert np.isnan(shown[:, 1]).all() and not np.isnan(shown[:, 0]).any()  # the count: on grey, not a colour
+    inks = {t.get_text(): t.get_color() for t in ax.texts}
+    assert inks["16"] == "white" and inks["1"] == "black"  # white on the darkest red, black on the pale middle
+    assert any("(not a cost)" in t.get_text() for t in ax.get_xticklabels())
+    matplotlib.pyplot.close(fig)

@@ -353,14 +353,17 @@ def idle_cpu(ds: Dataset, servers: tuple[str, ...], column: str = "cpu_us_per_re
     return _finish_panels(fig, panels, ds, f"40 busy connections beside idle ones: {label}", notes)
 
 
-def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx", title: str = ""):
+def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx", title: str = "",
+           neutral=frozenset()):
     """Every server's cost against `baseline`'s in the same run, one column per measure of
     `table` (indexed by server): the cell divided by the baseline's, or for a measure where
     more is better (`higher_better`) the baseline's divided by the cell's, so every cell reads
     "times the baseline's cost": below 1 (green) cheaper, above 1 (red) dearer, on a log
-    scale clipped at 16 times either way. Blank where a server has no value; server names in
-    their colours."""
+    scale clipped at 16 times either way. A measure that is not a cost (`neutral`: a count the
+    text says not to read as one) shows its ratio on grey, uncoloured. Blank where a server has
+    no value. Each number is in black or white, whichever reads on its cell."""
     import numpy as np
+    from matplotlib import colormaps
 
     base = table.loc[baseline]
     ratios = table.copy()
@@ -368,15 +371,24 @@ def versus(ds: Dataset, table, higher_better=frozenset(), baseline: str = "nginx
         ratios[col] = base[col] / table[col] if col in higher_better else table[col] / base[col]
     ratios = ratios.astype(float).replace([np.inf, -np.inf], np.nan)
     logs = np.log2(ratios.clip(lower=1 / 16, upper=16))
-    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.32 * len(table) + 2.4))
-    image = ax.imshow(logs.values, cmap="RdYlGn_r", vmin=-4, vmax=4, aspect="auto")
+    for col in neutral:
+        logs[col] = np.nan
+    cmap = colormaps["RdYlGn_r"]
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.3 * len(table) + 2.4))
+    for j, col in enumerate(table.columns):
+        if col in neutral:
+            ax.axvspan(j - 0.5, j + 0.5, color="#ececec", zorder=0)
+    image = ax.imshow(logs.values, cmap=cmap, vmin=-4, vmax=4, aspect="auto", zorder=1)
     for (i, j), r in np.ndenumerate(ratios.values):
         if r == r:
-            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=8.5)
-    ax.set_xticks(range(len(table.columns)), table.columns, rotation=35, ha="right")
+            shade = logs.values[i, j]
+            r_, g_, b_, _ = cmap((shade + 4) / 8) if shade == shade else (0.93, 0.93, 0.93, 1)
+            ink = "white" if 0.299 * r_ + 0.587 * g_ + 0.114 * b_ < 0.5 else "black"
+            ax.text(j, i, f"{r:.2g}" if r < 100 else ">99", ha="center", va="center", fontsize=9, color=ink,
+                    zorder=2)
+    ax.set_xticks(range(len(table.columns)),
+                  [f"{c} (not a cost)" if c in neutral else c for c in table.columns], rotation=35, ha="right")
     ax.set_yticks(range(len(table)), table.index)
-    for label in ax.get_yticklabels():
-        label.set_color(style(label.get_text())["color"])
     ax.grid(False)
     bar = fig.colorbar(image, ax=ax, ticks=range(-4, 5), shrink=0.8)
     bar.ax.set_yticklabels(["1/16", "1/8", "1/4", "1/2", "1", "2", "4", "8", "16"])
