@@ -113,3 +113,12 @@ def test_no_page_writes_a_range_helper_of_its_own():
     found = {p.relative_to(ROOT).as_posix(): m for p in (ROOT / "book").rglob("*.md")
              for m in re.findall(r"^def (span\w*|between|rng)\(", p.read_text(), re.M)}
     assert found == {}
+
+
+def test_grouped_names_every_item_and_says_each_value_once():
+    from iobench.book.phrases import grouped
+    assert grouped({"a": 1, "b": 1, "c": 64, "d": 70}) == "a and b at 1; c at 64; d at 70"
+    assert grouped({"a": 1, "b": 64}, ",.0f", at=" ") == "a 1 and b 64"
+    assert grouped({"a": 64, "b": 64.2}) == "a and b at 64"  # each() would say "both at 64", naming neither
+    assert grouped({"a": NAN, "b": 5000}, ",.0f", " µs") == "a at n/a and b at 5,000 µs"
+    assert grouped({}) == ""

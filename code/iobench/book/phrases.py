@@ -156,3 +156,15 @@ def battery_verdict(verdicts: list[dict]) -> tuple[str, list[str]]:
     if not failed:
         return f"passes all {words(len(verdicts))} cases", failed
     return f"fails {words(len(failed))} of the {words(len(verdicts))} cases ({listing(failed)})", failed
+
+
+def grouped(values: Mapping[str, object], spec: str = ".0f", unit: str = "", at: str = " at ") -> str:
+    """Named values grouped by what they read as, every name said (each() says "all four at 120 %" instead):
+    {"a": 1, "b": 1, "c": 64, "d": 70} -> "a and b at 1; c at 64; d at 70"; {"a": 1, "b": 64} -> "a at 1 and b at
+    64"; {"a": 64, "b": 64} -> "a and b at 64". A list of many numbers reads as its few distinct ones."""
+    groups: dict[str, list[str]] = {}
+    for name, v in values.items():
+        x = _finite(v)
+        groups.setdefault(NA if x is None else f"{format(x, spec)}{unit}", []).append(name)
+    parts = [f"{listing(names)}{at}{shown}" for shown, names in groups.items()]
+    return listing(parts) if all(len(names) == 1 for names in groups.values()) else "; ".join(parts)
