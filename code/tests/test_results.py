@@ -127,6 +127,9 @@ def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_
     ds = load(dest)
     assert ds.summary()["repeats"].tolist() == [1, 1]
     reads_like_the_book(ds, "baselines")
+    from conftest import reads_as_prose
+    from iobench.book.pages import measuring
+    reads_as_prose(measuring.values(ds))  # book/method/measuring's sentences from a smoke capture
 
 
 def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, test_servers, monkeypatch):
