@@ -156,6 +156,25 @@ def svg_text_px(svg: str, shown: float) -> float | None:
     return min(sizes) * shown / width if sizes else None
 
 
+# Every table of the page, dropdowns opened: one wider than the text column must scroll sideways in a box of its
+# own within the column and keep its first (key) column in view while it scrolls (sticky). Those that do not, named.
+TABLES_JS = """() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const width = col.clientWidth;
+  const scrolls = t => { for (let a = t.parentElement; a && a !== col; a = a.parentElement) {
+      if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX))
+        return a.getBoundingClientRect().width <= width + 1; }
+    return false; };
+  const keyed = t => { const c = t.querySelector('tr > :first-child');
+    return !!c && getComputedStyle(c).position === 'sticky'; };
+  return Array.from(col.querySelectorAll('table'))
+    .filter(t => t.scrollWidth > width + 1 && !(scrolls(t) && keyed(t)))
+    .map(t => `${t.scrollWidth} px${scrolls(t) ? ', its key column scrolls away' : ', no scroll box'}: ` +
+              `"${(t.textContent || '').trim().slice(0, 40)}"`);
+}"""
+
+
 def small_text(site: Path, page_url: str, images: list[dict]) -> list[str]:
     """Every image of the page a reader cannot read at the width it is shown (figures.defects: text below
     figures.MIN_TEXT_PX CSS px, more than figures.MAX_SERIES series on one axes, legend entries that look
@@ -236,6 +255,22 @@ def test_the_reading_check_sees_wide_tables_in_the_flow_only(browser):
     assert len(tab.evaluate(READING_JS)["tables"]) == 1
     tab.set_content(page.format('<details><summary>full table</summary>' + wide + '</details>', wide))
     assert tab.evaluate(READING_JS)["tables"] == []
+    tab.close()
+
+
+def test_the_table_check_wants_a_wide_table_to_scroll_with_its_key_column_in_view(browser):
+    tab = browser.new_page(viewport=VIEWPORT)
+    css = "<style>.box {overflow-x: auto} .key tr > :first-child {position: sticky; left: 0}</style>"
+    wide = '<table class="{}"><tr>' + '<td>column</td>' * 80 + '</tr></table>'
+    page = '<article class="bd-article" style="width: 600px">{}</article>'
+    for body, bad in ((wide.format("key"), "no scroll box"),                                    # sticks out
+                      ('<div class="box">' + wide.format("") + '</div>', "key column scrolls away"),
+                      ('<details><summary>all</summary>' + wide.format("key") + '</details>', "no scroll box"),
+                      ('<div class="box">' + wide.format("key") + '</div>', None),                # as the book's CSS
+                      ('<table><tr><td>narrow</td></tr></table>', None)):
+        tab.set_content(css + page.format(body))
+        got = tab.evaluate(TABLES_JS)
+        assert (bad in got[0] if bad else got == []), (body[:60], got)
     tab.close()
 
 
@@ -413,7 +448,7 @@ def test_page(page, site, server, browser):
     # or a deep dive), and no figure whose text the page shows too small to read.
     reading = tab.evaluate(READING_JS)
     assert not reading["tables"], f"{page}: tables wider than the {reading['width']} px column: {reading['tables']}"
-    assert not (small := small_text(site, url, reading["images"])), f"{page}: figures with text too small: {small}"
+    assert not (small := small_text(site, url, reading["images"])), f"{page}: figures a reader cannot read: {small}"
 
     # Every figure (a plot, a drawing) is a <figure> with a caption; every table names its columns
     # and shows no row numbers (report.table).
@@ -423,6 +458,10 @@ def test_page(page, site, server, browser):
     assert not uncaptioned, f"{page}: figures without a caption: {uncaptioned}"
     indexed = tab.locator("article table tbody tr th").count()
     assert indexed == 0, f"{page}: {indexed} table rows show the DataFrame index (use report.table)"
+
+    # Every table, in the flow, in a deep dive or in a dropdown, fits the column or scrolls in its own box with its
+    # key column kept in view (this opens the page's dropdowns: the checks above saw them as a reader first does).
+    assert not (wide := tab.evaluate(TABLES_JS)), f"{page}: tables a reader cannot read across: {wide}"
 
     # No broken image.
     broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")

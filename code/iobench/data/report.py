@@ -69,7 +69,13 @@ def table(frame, decimals: int = 2, na: str = "–"):
             formats[col] = "{:,d}"
         elif pd.api.types.is_float_dtype(values.dtype):
             formats[col] = f"{{:,.{_decimals(values, decimals)}f}}"
-    return frame.style.hide(axis="index").format(formats, na_rep=na)
+    return frame.style.hide(axis="index").format(formats, na_rep=na).format_index(header, axis=1)
+
+
+def header(name) -> str:
+    """A column's name as a table's header shows it: in words ("server cpu us per req", not
+    "server_cpu_us_per_req"), so that it wraps between them."""
+    return str(name).replace("_", " ")
 
 
 def _named_columns(frame):
