@@ -463,6 +463,13 @@ def test_page(page, site, server, browser):
     # key column kept in view (this opens the page's dropdowns: the checks above saw them as a reader first does).
     assert not (wide := tab.evaluate(TABLES_JS)), f"{page}: tables a reader cannot read across: {wide}"
 
+    # Every figure as the reader sees it at 1280 px, kept for a person to look at (_build/test-screenshots/figures/).
+    figures_seen = tab.locator("article figure")
+    for i in range(figures_seen.count()):
+        shot = SHOTS / "figures" / f"{page.replace('/', '_')}-{i + 1}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        figures_seen.nth(i).screenshot(path=str(shot))
+
     # No broken image.
     broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     assert not broken, f"{page}: broken images {broken}"
