@@ -101,6 +101,9 @@ def test_idle_connections_are_held_beside_the_load_and_charged_per_connection(id
     assert df.loc[("c-thread", 1500), "pss_per_idle_kib"] > df.loc[("c-epoll", 1500), "pss_per_idle_kib"]
     assert ds.summary()["pss_per_idle_kib"].notna().sum() == 2
     reads_like_the_book(ds, "idle-connections")
+    from conftest import reads_as_prose
+    from iobench.book.pages import java_results
+    reads_as_prose(java_results.exercise_1(registry.obtain("java-servers", "replay"), ds))  # book/java/results
 
 
 def test_every_holder_reports_and_stops_with_its_server(idle_run):
