@@ -6,9 +6,10 @@ import subprocess
 
 import pandas as pd
 import pytest
-from conftest import reads_like_the_book
+from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
+from iobench.book.pages import open_loop as page
 from iobench.kinds.openloop.openrun import OpenPlan, OpenPoint, load
 from iobench.run import runner
 from iobench.servers.manifest import CODE
@@ -53,6 +54,8 @@ def test_closed_capacity_then_open_fractions_of_it(built, tmp_path):
     assert ds.value("p99_ms", loop="open", fraction=0.5) == pytest.approx(float(half["p99_ms"]))
     assert ds.value("pss_mib", loop="open", fraction=0.5) == pytest.approx(int(half["pss_kib"]) / 1024)
     reads_like_the_book(ds, "open-loop")
+    reads_as_prose({k: v for part in (page.hockey, page.no_work, page.flagged, page.fairness, page.generator)
+                    for k, v in part(ds).items()})  # the page's prose, from a smoke capture
 
 
 def test_every_plan_kind_is_found_by_name():
