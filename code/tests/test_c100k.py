@@ -6,8 +6,10 @@ import dataclasses
 import subprocess
 
 import pytest
+from conftest import reads_as_prose
 
 from iobench import registry
+from iobench.book.pages import many_connections
 from iobench.data import dataset
 from iobench.kinds.http import bench, plans, scaleplans
 from iobench.run import kernelmem, limits, runner
@@ -100,6 +102,7 @@ def test_workers_hold_what_one_process_may_not_and_the_kernel_s_memory_grows_wit
         assert held["k_tcp_inuse"] - none["k_tcp_inuse"] >= 2 * 1_500
         assert held["k_tcp_sock_kib"] > none["k_tcp_sock_kib"]
         assert (path / held["kernel_memory_file"]).read_text().count("TCP") >= 2
+    reads_as_prose(many_connections.c100k(ds))  # the page's sentences, from a smoke capture
 
 
 def test_each_sharing_mode_runs_its_own_server_and_its_workers_report_what_they_accepted(built, tmp_path):
@@ -117,3 +120,4 @@ def test_each_sharing_mode_runs_its_own_server_and_its_workers_report_what_they_
         assert row["accepted_total"] >= 300 + 40
         assert row["listen_empty"] <= row["listen_wakeups"] and row["raise_vcsw"] > 0
         assert "accepted=" in (path / row["worker_counts_file"]).read_text()
+    reads_as_prose(many_connections.accept_spread(ds))  # the page's sentences, from a smoke capture

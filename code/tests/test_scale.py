@@ -10,9 +10,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import reads_like_the_book
+from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
+from iobench.book.pages import many_connections
 from iobench.data import dataset
 from iobench.kinds.http import plans, scaleplans
 from iobench.load.idle import IDLE_BIN, parse_line
@@ -101,6 +102,7 @@ def test_idle_connections_are_held_beside_the_load_and_charged_per_connection(id
     assert df.loc[("c-thread", 1500), "pss_per_idle_kib"] > df.loc[("c-epoll", 1500), "pss_per_idle_kib"]
     assert ds.summary()["pss_per_idle_kib"].notna().sum() == 2
     reads_like_the_book(ds, "idle-connections")
+    reads_as_prose(many_connections.idle_connections(ds))  # the page's sentences, from a smoke capture
     from conftest import reads_as_prose
     from iobench.book.pages import java_results
     reads_as_prose(java_results.exercise_1(registry.obtain("java-servers", "replay"), ds))  # book/java/results
