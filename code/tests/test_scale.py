@@ -103,7 +103,6 @@ def test_idle_connections_are_held_beside_the_load_and_charged_per_connection(id
     assert ds.summary()["pss_per_idle_kib"].notna().sum() == 2
     reads_like_the_book(ds, "idle-connections")
     reads_as_prose(many_connections.idle_connections(ds))  # the page's sentences, from a smoke capture
-    from conftest import reads_as_prose
     from iobench.book.pages import java_results
     reads_as_prose(java_results.exercise_1(registry.obtain("java-servers", "replay"), ds))  # book/java/results
 
