@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import reads_like_the_book
+from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
+from iobench.book.pages import http_clients
 from iobench.kinds.clients import clientrun
 from iobench.kinds.clients.clientrun import ClientPlan, ClientPoint
 from iobench.load import clientload, drivers
@@ -113,6 +114,7 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     df = ds.df.set_index(["client", "mode"])
     assert len(df) == 4 and df.accounted.all() and df.ok_run.all()
     reads_like_the_book(ds, "http-clients")
+    reads_as_prose(http_clients.dataset(ds))  # the chapter's prose from a smoke capture
     c = df.loc[(clientrun.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
     assert abs(c.offered - 200) <= 2 and c.ok + c.failed + c.dropped == c.offered and c.max_in_flight == 16
     assert 10 <= c.p50_ms < 200 and 0 < c.client_cpu_us_per_req and c.client_threads_max == 1
