@@ -9,10 +9,11 @@ import struct
 import subprocess
 
 import pytest
-from conftest import reads_like_the_book
+from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
 from iobench.book import flames
+from iobench.book.pages import rpc as rpc_page
 from iobench.kinds.rpc.rpcplans import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan
 from iobench.kinds.rpc.rpcrun import load
 from iobench.load import drivers
@@ -204,6 +205,7 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     ds = load(path)
     assert not ds.summary().empty
     reads_like_the_book(ds, "rpc-provider")
+    reads_as_prose(rpc_page.provider(ds))  # the chapter reads a smoke capture, however little it measured
     verdicts = {"rpc-netty": [{"case": "http10_get", "passed": True}]}  # the battery's file, as finish() writes it
     (path / "battery.json").write_text(json.dumps(verdicts))
     assert load(path).battery == verdicts
@@ -235,6 +237,7 @@ def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_neve
     ds = load(path)
     assert set(ds.summary().close_every) == {0, 100}
     reads_like_the_book(ds, "rpc-keepalive")
+    reads_as_prose(rpc_page.keepalive_turns(ds))  # the chapter reads a smoke capture, however little it measured
     # every run: its CPU split, and the safepoints that ended in its window, counted from the JVM's own log
     for r in rows:
         assert float(r["server_user_s"]) + float(r["server_sys_s"]) == pytest.approx(float(r["server_cpu_s"]),

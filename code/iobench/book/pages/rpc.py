@@ -13,8 +13,10 @@ and what it did not measure reads n/a or says so.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -59,9 +61,30 @@ def _at(frame, row, col):
         return NAN
 
 
+_SUMMARIES: dict[int, tuple] = {}
+
+
+def _summary(ds):
+    """ds.summary(), computed once per dataset frame (every section of the chapter reads it)."""
+    hit = _SUMMARIES.get(id(ds.df))
+    if hit is None or hit[0] is not ds.df:  # the frame is held while cached, so its id is not reused meanwhile
+        if len(_SUMMARIES) >= 16:
+            _SUMMARIES.clear()
+        hit = _SUMMARIES[id(ds.df)] = (ds.df, ds.summary())
+    return hit[1]
+
+
 def _from(ranged: str, at: str = "at ", start: str = "from ") -> str:
     """A span() after a preposition: "from 1.2 to 3.4", or "at 1.2" where its ends read alike."""
     return (start if " to " in ranged else at) + ranged
+
+
+def _count(k, one: str = "", many: str = "") -> str:
+    """A count of some of a number already said, with its verb: "none was", "1 was", "3 were" (no verb if none
+    given)."""
+    k = int(k)
+    verb = (one if k <= 1 else many) if one else ""
+    return ("none" if k == 0 else f"{k:,}") + (f" {verb}" if verb else "")
 
 
 def user_kernel(runs):
@@ -88,7 +111,7 @@ def measured(rpc) -> dict:
 def warmup(rpc, check=None) -> dict:
     """The first minute: each provider's first window, its later rate (every repeat), the climb between, how far a
     late window strays from the one before it, and the window in which each settled."""
-    S, W = rpc.summary(), _of(rpc, "warmup")
+    S, W = _summary(rpc), _of(rpc, "warmup")
     by_window = W.groupby(["server", "window"]).achieved_rps.median()
     out, first, climb, settled = {}, {}, {}, []
     for s in PROV:
@@ -114,7 +137,7 @@ def warmup(rpc, check=None) -> dict:
 
 
 def _writeup(rpc):
-    S = rpc.summary()
+    S = _summary(rpc)
     return S[S.experiment == "writeup"].assign(through=lambda d: d.via.fillna("").replace("", "direct"))
 
 
@@ -193,7 +216,7 @@ def _ka_said(lost, lo0, hi0, lo100, hi100, s):
 def keepalive(rpc, check=None) -> dict:
     """Keep-alive matched: each provider's rate and CPU per call never closing and closing every 100 calls, what
     closing cost, and how busy the machine was outside both processes meanwhile."""
-    S = rpc.summary()
+    S = _summary(rpc)
     by_flag = dict(experiment="keepalive", close_every=0)  # the providers told to close, or never: not the generator
     out, lost, extra, rps_of = {}, {}, {}, {}
     for s in PAIR:
@@ -253,7 +276,7 @@ def _sweep_cpu_range(rpc):
 
 def sweep_x(rpc) -> float:
     """rpc-tomcat's CPU per call over rpc-netty's, in the sweep at 16 connections."""
-    S = rpc.summary()
+    S = _summary(rpc)
     cpu = {s: value_in(S, "cpu_us_per_req", NAN, experiment="sweep", server=s, connections=16) for s in PAIR}
     return cpu["rpc-tomcat"] / cpu["rpc-netty"]
 
@@ -261,10 +284,10 @@ def sweep_x(rpc) -> float:
 def sweep(rpc, check=None) -> dict:
     """The closed-loop sweep: rates, CPU per call, p99, threads and memory; where rpc-tomcat's extra CPU goes; the
     other providers against Tomcat's pool, repeat by repeat; which held their rate past 16 connections."""
-    S = rpc.summary()
+    sw = _summary(rpc).query("experiment == 'sweep'").set_index(["server", "connections"])
 
     def swv(col, s, c):
-        return value_in(S, col, NAN, experiment="sweep", server=s, connections=c)
+        return _at(sw, (s, c), col)
 
     out = {}
     for s in PROV:
@@ -369,18 +392,18 @@ def _apart(p99) -> list[tuple[str, str]]:
 def open_loop(rpc, check=None) -> dict:
     """Latency against offered load: the p99 and rates at 50, 80 and 120 %, the half-load point's repeats and what
     they rank, the share each provider answered at 120 %, and the runs the generator bounded."""
-    S, op = rpc.summary(), _of(rpc, "open")
+    S, op = _summary(rpc), _of(rpc, "open")
     out = {}
+    points = S[S.experiment == "open"].set_index(["server", "fraction"])
     for s in PROV:
         for f in (0.5, 0.8, 1.2):
-            at = dict(experiment="open", server=s, fraction=f)
-            out |= {f"rpc_op{int(f * 100)}_{key(s)}": n(value_in(S, "p99_ms", NAN, **at), ".1f"),
-                    f"rpc_opx{int(f * 100)}_{key(s)}": n(value_in(S, "achieved_rps", NAN, **at)),
-                    f"rpc_opo{int(f * 100)}_{key(s)}": n(value_in(S, "offered_rps", NAN, **at))}
+            out |= {f"rpc_op{int(f * 100)}_{key(s)}": n(_at(points, (s, f), "p99_ms"), ".1f"),
+                    f"rpc_opx{int(f * 100)}_{key(s)}": n(_at(points, (s, f), "achieved_rps")),
+                    f"rpc_opo{int(f * 100)}_{key(s)}": n(_at(points, (s, f), "offered_rps"))}
     half = op[op.fraction == 0.5]
     for s in PROV:  # every repeat of the half-load point, not only its median
         mine = half[half.server == s]
-        out |= {f"rpc_op50_lo_{key(s)}": n(mine.p99_ms.min(), ".1f"), f"rpc_op50_hi_{key(s)}": n(mine.p99_ms.max(), ".1f"),
+        out |= {f"rpc_op50_p99s_{key(s)}": _from(span_of(mine.p99_ms, ".1f")),
                 f"rpc_op50_cpu_{key(s)}": n(mine.server_cpu_pct.median())}
     busy = half[half.server == "rpc-netty"].server_cpu_pct.median() / 100
     out["rpc_op50_drain_netty"] = n(busy / (1 - busy), ".0f")  # a stall's queue drains this many times its length
@@ -428,10 +451,13 @@ def _overload(rpc, op, S) -> dict:
             + listing(f"`{s}`" for s in PROV if s not in queued)
             + " answered 99 % or more of what it was offered in the median of its repeats: there, 64 connections in a "
               "closed loop had not found all it could answer")
+        p99 = value_in(S, "p99_ms", NAN, experiment="open", server=least, fraction=1.2)
         out["rpc_op120_said"] = markdown(
-            f"`{least}` answered the largest share of the calls it was offered, {100 * share120[least]:.1f} % in the "
-            f"median of its three runs (p99 {value_in(S, 'p99_ms', NAN, experiment='open', server=least, fraction=1.2):.1f}"
-            " ms), where " + listing(f"`{s}`'s answered {100 * share120[s]:.1f} %" for s in PROV if s != least))
+            f"`{least}` answered the largest share of the calls it was offered, {100 * share120[least]:.1f} % "
+            + (f"in the median of its {words(runs)} runs" if (runs := int((top.server == least).sum())) > 1 else
+               "in its one run")
+            + f" (p99 {p99:.1f} ms), where "
+            + listing(f"`{s}`'s answered {100 * share120[s]:.1f} %" for s in PROV if s != least))
     # the providers that answered more at 120 % than their capacity (the closed loop's rate at 64) in every repeat
     over_all = top.groupby("server").over.all()
     overs = [s for s in PROV if over_all.get(s, False)]
@@ -474,7 +500,7 @@ def _bound_said(rpc):
 def work(rpc, check=None) -> dict:
     """Ten milliseconds of blocking work: each provider's rate at 16, 256 and 1,000 connections, its threads and
     CPU per call, and rpc-tomcat's repeats at 1,000 (exercise 3's claims on rpc-webflux's pool too)."""
-    S, wk = rpc.summary(), _of(rpc, "work")
+    S, wk = _summary(rpc), _of(rpc, "work")
 
     def at(col, s, c, pool=0):
         return value_in(S, col, NAN, experiment="work", server=s, connections=c, pool=pool)
@@ -514,7 +540,7 @@ def work(rpc, check=None) -> dict:
 def grid(rpc, check=None) -> dict:
     """Beyond HTTP: plain Netty's CPU per call over HTTP or frames, in JSON or binary, beside rpc-tomcat's; what
     frames and binary save against what dropping Spring and Tomcat saves, and where the saving went."""
-    S = rpc.summary()
+    S = _summary(rpc)
 
     def gv(server):
         return value_in(S, "cpu_us_per_req", NAN, server=server, connections=64,
@@ -563,10 +589,15 @@ def grid(rpc, check=None) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def _shares(folder: str):
+    return flames.table(Path(folder))
+
+
 def flame_shares(rpc, check=None) -> dict:
     """Where the CPU goes: the flame graphs' shares by library in rpc-tomcat and rpc-netty, and what the kernel's
     share means per call (exercise 5's claims too)."""
-    shares = flames.table(rpc.path / "flame")
+    shares = _shares(str(rpc.path / "flame"))
 
     def share(server, *cols):
         return n(shares.reindex(columns=list(cols)).loc[server].sum() if server in shares.index else NAN, ".0f")
@@ -580,17 +611,19 @@ def flame_shares(rpc, check=None) -> dict:
         return out | {"rpc_fl_said": markdown(f"the flame graphs of both `rpc-tomcat` and `rpc-netty` were {NA}")}
     parts = shares.drop(columns="samples")
     majority = [s for s in PAIR if parts.loc[s, "kernel"] > 50]
+    x = sweep_x(rpc)
     out["rpc_fl_said"] = markdown(
         "by share of samples the kernel is the largest single part in both, "
         + ("a majority in neither" if not majority else "a majority in both" if len(majority) == 2 else
            f"a majority only in `{majority[0]}`")
-        + f". But the shares hide the sizes: `rpc-tomcat` spent {sweep_x(rpc):.1f} times the CPU per call of "
-        "`rpc-netty`, so "
-        + ("its kernel share, a smaller fraction of a much larger whole, "
-           if parts.loc["rpc-tomcat", "kernel"] < parts.loc["rpc-netty", "kernel"] else "its kernel share ")
-        + "is larger per call than Netty's")
+        + (". But the shares hide the sizes, and this capture did not measure both providers' CPU per call at 16 "
+           "connections" if _nan(x) else
+           f". But the shares hide the sizes: `rpc-tomcat` spent {x:.1f} times the CPU per call of `rpc-netty`, so "
+           + ("its kernel share, a smaller fraction of a much larger whole, "
+              if parts.loc["rpc-tomcat", "kernel"] < parts.loc["rpc-netty", "kernel"] else "its kernel share ")
+           + "is larger per call than Netty's"))
     if checks(rpc, check):
-        S = rpc.summary()
+        S = _summary(rpc)
         claim(parts.loc["rpc-tomcat"].idxmax() == "kernel" and parts.loc["rpc-netty"].idxmax() == "kernel",
               "the kernel's share of the samples is the largest single part in both providers")
         per_call = {s: parts.loc[s, "kernel"] / 100 * value_in(S, "cpu_us_per_req", experiment="sweep", server=s,
@@ -610,7 +643,7 @@ def flame_shares(rpc, check=None) -> dict:
 def virtual_threads(rpc, check=None) -> dict:
     """The claim the chapter's advice makes of virtual threads against Tomcat's pool, at every point both were
     measured at directly (nothing to glue)."""
-    S = rpc.summary()
+    S = _summary(rpc)
     tv = S[S.server.isin(["rpc-tomcat", "rpc-tomcat-vt"]) & S.via.fillna("").eq("") & (S.experiment != "warmup")]
     point = ["experiment", "connections", "fraction", "keep_alive_requests", "close_every", "pool"]
     cpu = tv.assign(**{c: tv[c].fillna(0) for c in point}).pivot_table(
@@ -682,8 +715,8 @@ def repeats(rpc) -> dict:
     out["rpc_odd_said"] = markdown(
         "No row below cost more than 1.3 times its point's median or less than 1 / 1.3 of it." if odd.empty else
         f"Of the {len(odd)} rows below that cost more than 1.3 times their point's median or less than 1 / 1.3 of "
-        f"it, {int(odd.noisy.sum())} {'was' if int(odd.noisy.sum()) == 1 else 'were'} noisy and "
-        f"{int(odd.slow.sum())} measured in a run the speed loop marks slow.")
+        f"it, {_count(odd.noisy.sum(), 'was', 'were')} noisy and {_count(odd.slow.sum())} measured in a run the speed "
+        "loop marks slow.")
     out["rpc_loop_said"] = markdown(
         f"The speed loop usually took {usual:.1f} ms (its fastest tenth), at most {df.loop_ms.max() / usual:.1f} "
         f"times as long, and it marks {len(slow_index)} of the {len(df)} runs slow (1.3 times its usual or more); in "
@@ -699,7 +732,7 @@ def _noisy_shift(rpc, noisy_runs):
     if noisy_runs.empty:
         return markdown("With no noisy run, every median is of calm runs.")
     kept = dataclasses.replace(rpc, df=rpc.df.drop(noisy_runs.index)).summary()
-    both = rpc.summary().merge(kept, on=KEYS, suffixes=("", "_kept"))  # a point all of whose runs were noisy drops
+    both = _summary(rpc).merge(kept, on=KEYS, suffixes=("", "_kept"))  # a point all of whose runs were noisy drops
     shift = {c: (both[f"{c}_kept"] / both[c] - 1).abs() for c in ("achieved_rps", "cpu_us_per_req")}
     moved = both[shift["achieved_rps"] > 0.1].groupby(["server", "experiment"]).size()
     what = {"warmup": "warm-up windows", "sweep": "sweep", "open": "open loop", "work": "blocking work"}
@@ -757,10 +790,10 @@ def _loops_of(d):
 def loops(lp, check=None) -> dict:
     """The write-up's 3,000 event loops against Netty's default: each point's medians, the ratio of the rates
     repeat by repeat, the memory committed beyond the default's, and the one slow repeat."""
-    L = _loops_of(lp.summary())
+    L = _loops_of(_summary(lp))
     L = L.assign(point=[f"closed, {c}" if lo == "closed" else f"{r:,.0f}/s, {c}"
                         for lo, c, r in zip(L["loop"], L.connections, L.rate)]).set_index(["point", "loops"])
-    out = {"rpc_lp_repeats": words(int(lp.summary().repeats.min()))}
+    out = {"rpc_lp_repeats": words(int(_summary(lp).repeats.min()))}
     for col, (short, spec) in LOOPS_COLUMNS.items():
         scale = 1024 if col.endswith("_kib") else 1
         for loops_, k in ((DEFAULT, "d"), (WRITEUP_LOOPS, "t")):
@@ -826,20 +859,20 @@ def turns(kt, check=None) -> dict:
         out |= {f"rpc_kt_never_{key(s)}": n(row.never, ".1f"), f"rpc_kt_every_{key(s)}": n(row.every, ".1f"),
                 f"rpc_kt_told_{key(s)}": n(row.told, ".1f"), f"rpc_kt_extra_{key(s)}": n(row.extra, "+.1f"),
                 f"rpc_kt_clean_{key(s)}": n(row.clean, "+.1f"), f"rpc_kt_clean_n_{key(s)}": n(row.clean_n),
-                f"rpc_kt_lo_{key(s)}": n(row.lo, "+.1f"), f"rpc_kt_hi_{key(s)}": n(row.hi, "+.1f"),
+                f"rpc_kt_range_{key(s)}": _from(span(row.lo, row.hi, "+.1f"), at="each pair "),
                 f"rpc_kt_conn_{key(s)}": n(100 * row.clean),  # µs per connection
                 f"rpc_kt_told_runs_{key(s)}": listing(
                     f"{r.server_cpu_us_per_req:.1f}" for r in
                     told_rows[told_rows.server == s].sort_values("repeat").itertuples()) or NA}
     out["rpc_kt_sign_said"] = _signs(pairs)
     foreign = turns_.groupby("close_every").foreign_cpu_cores.median().reindex([0, 100])
+    busier = "closing windows" if foreign[100] > foreign[0] else "windows that never close"
     out["rpc_kt_foreign_said"] = (NA if foreign.isna().any() else "about as busy in either kind of window"
-                                  if abs(foreign[100] - foreign[0]) <= 0.05 else
-                                  f"busier in the {'closing windows' if foreign[100] > foreign[0] else 'windows that never close'}")
+                                  if abs(foreign[100] - foreign[0]) <= 0.05 else f"busier in the {busier}")
     out["rpc_kt_foreign_never"], out["rpc_kt_foreign_every"] = n(foreign[0], ".2f"), n(foreign[100], ".2f")
     flagged = turns_.groupby("close_every").noisy.agg(["sum", "count"]).reindex([0, 100], fill_value=0)
-    out["rpc_kt_noisy"] = (f"{flagged.loc[100, 'sum']} of the {flagged.loc[100, 'count']} closing windows and "
-                           f"{flagged.loc[0, 'sum']} of the {flagged.loc[0, 'count']} that never close")
+    out["rpc_kt_noisy"] = (f"{_count(flagged.loc[100, 'sum'])} of the {flagged.loc[100, 'count']} closing windows and "
+                           f"{_count(flagged.loc[0, 'sum'])} of the {flagged.loc[0, 'count']} that never close")
     if checks(kt, check):
         claim((table.extra > 0).all(), "measured in turns, closing every 100 calls cost each provider CPU per call in "
               "the median of its pairs", extra=table.extra.to_dict())
@@ -910,7 +943,8 @@ def where_extra_goes(kt, check=None) -> dict:
     out = {}
     for (s, ld), row in split.iterrows():
         k = f"{key(s)}_{'closed' if ld == 'closed loop' else ld.replace(',', '').removesuffix('/s')}"
-        out |= {f"rpc_ks_extra_{k}": n(row["extra µs/call"], "+.1f"), f"rpc_ks_conn_{k}": n(row["per connection (µs)"]),
+        out |= {f"rpc_ks_extra_{k}": n(row["extra µs/call"], "+.1f"),
+                f"rpc_ks_conn_{k}": n(row["per connection (µs)"]),
                 f"rpc_ks_never_{k}": n(row["never closing (µs/call)"], ".1f"),
                 f"rpc_ks_range_{k}": span(row["lowest"], row["highest"], "+.1f"),
                 f"rpc_ks_up_{k}": NA if _nan(row["pairs"]) else f"{row['pairs up']:.0f} of {row['pairs']:.0f}"}
@@ -923,7 +957,8 @@ def where_extra_goes(kt, check=None) -> dict:
     out["rpc_ks_grew_said"] = markdown(
         "Neither the provider's own code nor the kernel takes it all: both grow in both." if all(
             len(v) == 2 for v in grew.values()) else sentence(
-            f"the {part} time grew in {listing(f'`{s}`' for s in who) if who else 'neither'}" for part, who in grew.items()))
+            f"the {part} time grew in {listing(f'`{s}`' for s in who) if who else 'neither'}"
+            for part, who in grew.items()))
     # the closed loop's extra against 5,000/s's: a ratio where both medians are above zero, else which are not
     at5000 = {s: split.loc[(s, "5,000/s"), "extra µs/call"] for s in ("rpc-netty", "rpc-tomcat")}
     closed = {s: split.loc[(s, "closed loop"), "extra µs/call"] for s in ("rpc-netty", "rpc-tomcat")}
@@ -932,16 +967,16 @@ def where_extra_goes(kt, check=None) -> dict:
         if any(_nan(x) for x in (*at5000.values(), *closed.values())) else
         "the closed loop's extra is " + listing(f"{closed[s] / at5000[s]:.1f}" for s in at5000) + " times as large"
         if all(x > 0 for x in at5000.values()) else
-        "the closed loop's extra is above zero, where at this rate the median of " + listing(
-            f"`{s}`'s pairs" for s, x in at5000.items() if x <= 0)
-        + (" is not" if sum(x <= 0 for x in at5000.values()) == 1 else " are not"))
+        "the closed loop's extra is above zero, where at this rate "
+        + (f"the median of `{low[0]}`'s pairs is not" if len(low := [s for s, x in at5000.items() if x <= 0]) == 1
+           else "the medians of " + listing(f"`{s}`'s" for s in low) + " pairs are not"))
     if checks(kt, check):
         claim(all(at5000[s] < closed[s] for s in at5000), "at 5,000 calls per second closing costs less per call than "
               "in the closed loop")
         never = split["never closing (µs/call)"]
         claim(closed["rpc-tomcat"] < 0.5 * (never[("rpc-tomcat", "closed loop")] - never[("rpc-netty", "closed loop")]),
-              "closing every 100 calls adds to rpc-tomcat less than half of what it spends beyond rpc-netty per call in "
-              "the closed loop: keep-alive does not make the gap", extra=closed["rpc-tomcat"], never=never.to_dict())
+              "closing every 100 calls adds to rpc-tomcat less than half of what it spends beyond rpc-netty per call "
+              "in the closed loop: keep-alive does not make the gap", extra=closed["rpc-tomcat"], never=never.to_dict())
         for rate in ("5,000", "2,000"):
             claim(all(split.loc[(s, f"{rate}/s"), "lowest"] < 0 < split.loc[(s, f"{rate}/s"), "highest"] for s in PAIR),
                   f"at {rate} calls per second the pairs fall on both sides of zero",
@@ -1021,9 +1056,9 @@ def tail(tl, rpc) -> dict:
     at_half = "" if _nan(half_rank) else f", {half_rank:.2f} over the {len(half)} at half capacity"
     out["rpc_tl_rank_said"] = markdown(
         f"Ranked run by run, the p99 goes {goes(ranks['send_lag_p99_ms'])} with how late the generator sent its calls "
-        f"(a rank correlation of {ranks['send_lag_p99_ms']:.2f}), {goes(ranks['steal_ms'])} with the time stolen "
-        f"({ranks['steal_ms']:.2f} over all runs{at_half}) and {goes(ranks['jvm_safepoint_max_ms'])} with the "
-        f"longest safepoint ({ranks['jvm_safepoint_max_ms']:.2f}).")
+        f"(a rank correlation of {n(ranks['send_lag_p99_ms'], '.2f')}), {goes(ranks['steal_ms'])} with the time "
+        f"stolen ({n(ranks['steal_ms'], '.2f')} over all runs{at_half}) and {goes(ranks['jvm_safepoint_max_ms'])} "
+        f"with the longest safepoint ({n(ranks['jvm_safepoint_max_ms'], '.2f')}).")
     out["rpc_sum_tail_said"] = markdown(
         f"At a quarter and half of their capacity the providers' p99 was {span_of(runs.p99_ms, '.1f')} ms; run by run "
         f"it went {goes(ranks['send_lag_p99_ms'])} with how late the generator sent its calls, "
@@ -1142,7 +1177,7 @@ def syscalls(sc, check=None) -> dict:
     """The system calls per call, by kind: the event loops' and the Tomcat providers' ranges over both rates,
     rpc-tomcat's total against rpc-netty's, the Tomcat providers' calls beyond one read and one write, and how far
     the repeats agree."""
-    SC = sc.summary()
+    SC = _summary(sc)
     rates_ = sorted(SC.rate.unique())
     P = SC[["server", "rate", *KINDS.values()]].rename(columns={v: k for k, v in KINDS.items()})
     out = {"rpc_sc_rates": " and ".join(f"{r:,.0f}" for r in rates_),
