@@ -120,3 +120,12 @@ def test_a_wrong_variant_breaks_the_claims(grid, dl):
     d.loc[d.server == "c-epoll", "tcp_retrans_segs"] = 3  # a C server now retransmits too
     with pytest.raises(ClaimBroken, match="retransmitted where no C server did"):
         page.delay_link(variant(dl, d))
+
+
+def test_the_outliers_sentence_reads_at_none_one_and_many():
+    from iobench.book.pages.source_reproduction import _flagged_said
+    assert _flagged_said(0, "n/a", 0) == "No successful repeat lay more than 20 % from its cell's median."
+    assert _flagged_said(1, "1.30", 1).startswith("One successful repeat was flagged") and "(and one failed run in" in \
+        _flagged_said(1, "1.30", 1)
+    assert _flagged_said(47, "0.63 to 1.53", 2).startswith("47 successful repeats were flagged")
+    reads_as_prose({str(k): _flagged_said(k, "1.2", f) for k in (0, 1, 5) for f in (0, 1, 3)})

@@ -122,3 +122,12 @@ def test_grouped_names_every_item_and_says_each_value_once():
     assert grouped({"a": 64, "b": 64.2}) == "a and b at 64"  # each() would say "both at 64", naming neither
     assert grouped({"a": NAN, "b": 5000}, ",.0f", " µs") == "a at n/a and b at 5,000 µs"
     assert grouped({}) == ""
+
+
+def test_repeats_says_what_the_repeats_measured_in_every_case():
+    from iobench.book.phrases import repeats
+    assert repeats(9800, 10500, 3) == "repeats from 9,800 to 10,500"
+    assert repeats(10279.2, 10279.4, 3) == "all three repeats at 10,279"
+    assert repeats(5, 5, 2) == "both repeats at 5"
+    assert repeats(5, 5, 1) == "one repeat"
+    assert repeats(float("nan"), 5, 3) == "n/a"

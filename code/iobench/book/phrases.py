@@ -8,6 +8,7 @@ the 18 repeats were", "none of the 18 repeats was", "all 18 repeats were"); valu
 
     words(3) -> "three"            listing(["a", "b", "c"]) -> "a, b and c"       sentence([...]) -> "A; b."
     span(1.12, 1.14, ".1f", " times") -> "1.1 times"   span(1, 2.5, ".1f") -> "1.0 to 2.5"
+    repeats(9800, 10500, 3) -> "repeats from 9,800 to 10,500"     repeats(5, 5, 3) -> "all three repeats at 5"
     span_of(values, ".1f")          the same over the finite values of a column or list
     tally(3, 18, "repeat", "were flagged") -> "3 of the 18 repeats were flagged"
     each({"a": 120, "b": 120}, ".0f", " %") -> "both at 120 %"
@@ -75,6 +76,19 @@ def span_of(values: Iterable, spec: str = ".1f", unit: str = "", na: str = NA) -
         raise TypeError(f"span_of takes numbers (a column, a list), not {values[:3]!r}...")
     xs = [x for x in (_finite(v) for v in values) if x is not None]
     return span(min(xs), max(xs), spec, unit, na) if xs else na
+
+
+def repeats(lo, hi, n: int, spec: str = ",.0f", unit: str = "", na: str = NA) -> str:
+    """What n repeats measured, as a clause: "repeats from 9,800 to 10,500", "all three repeats at 10,279" (ends
+    that read alike), "one repeat" (n = 1: its value is the median beside it), `na` where either end is missing."""
+    if _finite(lo) is None or _finite(hi) is None:
+        return na
+    if int(n) <= 1:
+        return "one repeat"
+    said = span(lo, hi, spec, unit)
+    if " to " not in said:
+        return f"{'both' if int(n) == 2 else 'all ' + words(int(n))} repeats at {said}"
+    return f"repeats from {said}"
 
 
 def tally(k: int, n: int, noun: str, verb: str = "", plural: str = "",

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from iobench.book.claims import claim
-from iobench.book.phrases import NA, listing, span, span_of
+from iobench.book.phrases import NA, listing, repeats, span, span_of
 from iobench.data.report import value_in
 from iobench.load import drivers
 
@@ -53,6 +53,8 @@ def loopback(grid) -> dict:
     out["g_fork_ratio"] = out["g_seq_rps"] / out["g_fork_rps"] if out["g_fork_rps"] else NAN
     for sid, key in (("c-sequential", "seq"), ("c-fork", "fork")):
         out[f"g_{key}_range"] = span(_pick(big, sid, "rps_min"), _pick(big, sid, "rps_max"), ",.0f")
+        ran = df[(df.server == sid) & (df.requested == out["g_n"]) & (df.connections == 1) & df.ok]
+        out[f"g_{key}_repeats"] = repeats(_pick(big, sid, "rps_min"), _pick(big, sid, "rps_max"), len(ran))
     faster = big[(big.index != "c-sequential") & (big.rps_max > out["g_seq_rps"])].index
     out["g_seq_tied"] = _above(len(faster))
     failed = df[~df.ok].server
@@ -107,11 +109,26 @@ def grid_spread(grid) -> dict:
     flagged = runs[runs.outlier]
     spread = runs.groupby(["server", "connections", "requested"]).rps.agg(lambda r: (r.max() - r.min()) / r.median())
     return {"g_outliers": len(flagged), "g_outlier_range": span_of(flagged.off, ".2f", na="none"),
+            "g_outliers_said": _flagged_said(len(flagged), span_of(flagged.off, ".2f"),
+                                             int((grid.df.outlier & ~grid.df.ok).sum())),
             "g_outlier_max_s": float(flagged.duration_s.max()) if len(flagged) else 0.0,
             "g_outliers_tracking": int(flagged.ab_tracks.sum()), "g_outliers_bound": int(flagged.generator_bound.sum()),
             "g_outliers_srv_along": int((flagged.ab_tracks & flagged.srv_along).sum()),
             "g_failed_flagged": int((grid.df.outlier & ~grid.df.ok).sum()),
             "g_cell_spread": f"{100 * spread.median():.0f}"}
+
+
+def _flagged_said(k: int, off: str, failed: int) -> str:
+    """The sentence on the grid's outliers: how many successful repeats lay more than 20 % from their cell's median,
+    how far (`off`, times the median), and the failed runs flagged beside them."""
+    besides = ("" if failed == 0 else
+               f" (and {'one failed run' if failed == 1 else f'{failed:,} failed runs'} in a cell whose other repeats "
+               f"succeeded)")
+    if k == 0:
+        return f"No successful repeat lay more than 20 % from its cell's median{besides}."
+    if k == 1:
+        return f"One successful repeat was flagged as more than 20 % from its cell's median, at {off} times it{besides}."
+    return f"{k:,} successful repeats were flagged as more than 20 % from their cell's median, at {off} times it{besides}."
 
 
 def concurrency(grid) -> dict:
