@@ -134,6 +134,10 @@ def test_a_capture_shaped_like_a_smoke_run_reads_as_prose(hc):
          & df.client.isin(["jdk", "okhttp", REFERENCE]))
         | ((df.experiment == "burst") & (df.client == "ahc"))))
     readable(page.dataset(smoke))
+    # its burst as small as a smoke run's (300 requests, answered in a blink): no "little to spare" in it
+    blink = variant(smoke, max_ms=lambda df: df.max_ms.where(df.experiment != "burst", 120.0))
+    said = text(page.burst(blink)["hc_burst_line_said"])
+    assert "worked through the whole queue" in said and "spare" not in said and "seconds long" not in said
 
 
 def test_the_claims_catch_wrong_data(hc, cb):

@@ -165,8 +165,9 @@ def _burst_line(burst, queued) -> str:
     beat = [c for c in queued if (burst.loc[burst.client == c, "failed"] == 0).all()]
     lost = [c for c in queued if c not in beat]
     slowest = {c: burst.loc[burst.client == c, "max_ms"].max() / 1000 for c in beat}
-    claim(all(s > 3 for s in slowest.values()), "each queued client that answered everything took over 3 s for its "
-          "slowest answer", slowest=slowest)
+    # a queue seconds long (the chapter's burst; a smoke run's few hundred requests are answered in a blink): the
+    # clients that answered everything did so with little to spare, and a small change in pace moves thousands
+    long = bool(burst.loc[burst.client.isin(queued), "max_ms"].max() > 3000)
     line = []
     if lost:
         answered = listing(span_of(burst.loc[burst.client == c, "ok"], ",.0f") for c in lost)
@@ -174,10 +175,12 @@ def _burst_line(burst, queued) -> str:
                     f"of the {number(burst.requests.max())}, varying from run to run")
     if beat:
         line.append(f"{listing(beat)} worked through the whole queue before the first requests' 5 s ran out, in "
-                    "every repeat, with little to spare (slowest answers "
-                    + listing(f"{number(s, '.1f')} s" for s in slowest.values()) + ")")
-    return sentence(line + ["with the whole queue a few seconds long, a small change in a client's pace moves "
-                            "thousands of requests across the 5 s line"]) if line else ""
+                    f"every repeat{', with little to spare' if all(s > 3 for s in slowest.values()) else ''} "
+                    "(slowest answers " + listing(f"{number(s, '.1f')} s" for s in slowest.values()) + ")")
+    if line and long:
+        line.append("with the whole queue a few seconds long, a small change in a client's pace moves thousands of "
+                    "requests across the 5 s line")
+    return sentence(line)
 
 
 def burst_apache(hc) -> dict:
