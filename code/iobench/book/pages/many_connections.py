@@ -20,7 +20,7 @@ import math
 import pandas as pd
 
 from iobench.book.claims import claim
-from iobench.book.phrases import NA, listing, markdown, span, words
+from iobench.book.phrases import NA, each, listing, markdown, span, words
 from iobench.data.report import number, value_in
 
 NAN = float("nan")
@@ -535,7 +535,7 @@ def c100k_kernel(ck) -> dict:
            "ck_parts_sum": number(sum(part.values()), ".1f"), "ck_w": markdown(f"`{w}`"),
            "ck_buf_max": number(1024 * buf.max(), ".0f"), "ck_pss_w": number(pss_w, ".1f"),
            "ck_slab_w": number(slab_w, ".1f"), "ck_total_mib": number((pss_w + slab_w / 2) * top / 1024),
-           "ck_stack": listing(f"{s} {number(v, '.1f')}" for s, v in stack.items()) or NA,
+           "ck_stack": markdown(each({f"`{s}`": v for s, v in stack.items()}, ".1f", at=" at ") if len(stack) else NA),
            "ck_fork_pt": number(per_conn(ck, "c-fork", "k_page_tables_kib") if fork else NAN, ".0f"),
            "ck_fork_slab": number(per_conn(ck, "c-fork", "k_slab_kib") if fork else NAN, ".0f")}
     if checked(ck) and len(slab):
@@ -662,6 +662,7 @@ def accept_spread(acc) -> dict:
     herd_more = has("herd", "reuseport") and by_share.min()["herd"] > 1.2 * by_share.max()["reuseport"]
     out = {"acc_n": number(A.idle_conns.max()), "acc_workers": words(W), "acc_workers_idle": words(max(W - 1, 0)),
            "acc_repeats": words(int(A.groupby("share").repeat.nunique().min())) if len(A) else NA,
+           "acc_of_repeats": _of_repeats(int(A.groupby("share").repeat.nunique().min())) if len(A) else NA,
            "acc_ex_first_n": words(len(first)) if len(first) else "none", "acc_ex_n": words(len(ex)),
            "acc_ex_first": listing(f"{int(r.worker_conns.split()[0]):,}" for r in first.itertuples()) or "none",
            "acc_ex_even": number(even["most/fewest"] if even is not None else NAN, ".2f"),
@@ -702,3 +703,8 @@ def _accept_claims(A, workers, ratio, ex, first, even, herds, has) -> None:
     if len(herds):
         claim(herds.max() < 7, "the herd cost fewer than seven switches per connection beyond a socket per worker",
               extra=herds.round(2).tolist())
+
+
+def _of_repeats(n: int) -> str:
+    """Where a number comes from, by how many repeats there were: "the medians of the three repeats", "one repeat"."""
+    return "one repeat" if n == 1 else f"the medians of the {words(n)} repeats"
