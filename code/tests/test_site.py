@@ -341,6 +341,11 @@ def test_the_image_check_fails_on_legend_entries_that_look_alike(tmp_path):
         ax.legend()
         got = _checked(tmp_path, fig)
         assert (not got) == apart and all("look alike: one = two" in g for g in got), (c1, ls1, c2, ls2, got)
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))  # markers: filled against hollow are told apart
+    ax.plot([0], [0], "o", color="black", label="filled")
+    ax.plot([1], [1], "o", color="black", mfc="white", label="hollow")
+    ax.legend()
+    assert _checked(tmp_path, fig) == []
     fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))  # bars: filled against hollow are told apart
     ax.bar([0], [1], color="tab:blue", label="filled")
     ax.bar([1], [1], facecolor="none", edgecolor="tab:blue", label="hollow")

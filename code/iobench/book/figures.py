@@ -93,10 +93,12 @@ def _look(handle) -> tuple[tuple, object]:
     from matplotlib.colors import to_rgba
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    if isinstance(handle, Line2D):
+    if isinstance(handle, Line2D):  # a marker's fill (none, white, its colour) tells entries apart as well
         face = handle.get_markerfacecolor()
-        hollow = isinstance(face, str) and face == "none"
-        return ("line", handle.get_linestyle(), handle.get_marker(), hollow), handle.get_color()
+        fill = "none" if isinstance(face, str) and face == "none" else tuple(round(c, 2) for c in to_rgba(face))
+        if fill == tuple(round(c, 2) for c in to_rgba(handle.get_color())):
+            fill = "same"
+        return ("line", handle.get_linestyle(), handle.get_marker(), fill), handle.get_color()
     if isinstance(handle, Patch):
         filled = handle.get_fill() and to_rgba(handle.get_facecolor())[3] > 0
         return ("patch", filled, handle.get_hatch(), handle.get_linestyle()), \

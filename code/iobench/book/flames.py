@@ -161,7 +161,7 @@ def draw(ax, drawn: list[tuple[float, int, float, str]], label_share: float = 0.
             name = frame.removesuffix("_[k]").rsplit("/", 1)[-1]
             r, g, b = to_rgb(COLORS[frame_kind(frame)])
             ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.45 else "black"  # legible on a dark box
-            ax.text(x + 0.004, depth + 0.45, name[:int(width * 95)], fontsize=7, va="center", clip_on=True, color=ink,
+            ax.text(x + 0.004, depth + 0.45, name[:int(width * 90)], fontsize=7.5, va="center", clip_on=True, color=ink,
                     parse_math=False)  # Java names hold "$" (Handler$$Lambda): text, not TeX
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max((d + 1 for _, d, _, _ in drawn), default=1))
@@ -183,8 +183,8 @@ def figure(folder: Path, servers: tuple[str, ...]):
         raise FileNotFoundError(f"no folded stacks for {', '.join(missing)} in {folder}")
     drawn = [boxes(found[s]) for s in servers]
     depths = [max((d + 1 for _, d, _, _ in b), default=1) for b in drawn]
-    # a stack's row is as tall as its 7-point label (0.1 in): the text column's width, read at its own size
-    fig, axes = plt.subplots(len(servers), 1, figsize=(figures.COLUMN_IN, 0.8 * len(servers) + 0.1 * sum(depths)),
+    # a stack's row is as tall as its 7.5-point label (0.11 in): 9 px or more where the column is narrowest (672 px)
+    fig, axes = plt.subplots(len(servers), 1, figsize=(figures.COLUMN_IN, 0.8 * len(servers) + 0.11 * sum(depths)),
                              height_ratios=depths, squeeze=False)
     for ax, server, b in zip(axes[:, 0], servers, drawn):
         draw(ax, b)
