@@ -58,7 +58,8 @@
  * (the longest run of busy buckets without an answer) and gap_max_ms (the same to the
  * nanosecond: a 200 ms pause can fill only one whole 100 ms bucket).
  * This file: the flags, the request's bytes, setup, and the loop; openloop.h names the parts
- * (the schedule, the connections, the report), each a file of its own.
+ * (the scheduler, the connections, the report), each a file of its own, and the loop carries
+ * the scheduler's decisions to the connections (close_expired, dispatch).
  * Build: make -C code/c build/iom-openloop         Driver: code/iobench/drivers.py ("openloop")
  * Try:   code/c/build/c-epoll --port 8080 &
  *        code/c/build/iom-openloop --rate 5000 --duration 5 http://127.0.0.1:8080/
@@ -77,21 +78,31 @@
 
 #include "gen.h"
 #include "openloop.h"
+#include "openloop_conn.h"
+#include "openloop_schedule.h"
 
 #define PAYLOAD_MAX 65536        /* --body-file, --frame: the most bytes a request carries */
 #define FDS_SPARE 16             /* descriptors beyond the connections: stdio, epoll, --hist */
 
-struct config cfg = {.open = 1, .connections = 10, .pipeline = 1, .duration = 10, .timeout = 5, .seed = 1,
-                     .content_type = "application/json", .head_max = HEAD_MAX};
-int64_t start_ns;
+/* The run: all the state of the parts, owned here and passed to each by pointer. */
+struct run {
+    struct config cfg;
+    struct sched sched;
+    struct conns conns;
+};
 
 /* ---- the command line ---- */
 
-/* What cfg takes only once the flags are checked together, and the files' names. */
+/* The command line as read, and the only static that changes: getopt_long's table needs the
+ * switches' ints at fixed addresses and take_flag (gen.h) has no context. main makes the run's
+ * config of it, checking the flags together, and reads it no more. */
 static struct {
+    struct config cfg;          /* the defaults, and what the flags set directly */
     double max_in_flight, seed; /* 0 and -1: not given */
     const char *hist, *body, *frame, *content_type;
-} arg = {.seed = -1};
+} arg = {.cfg = {.open = 1, .connections = 10, .pipeline = 1, .duration = 10, .timeout = 5, .seed = 1,
+                 .content_type = "application/json", .head_max = HEAD_MAX},
+         .seed = -1};
 
 static const char USAGE[] =
     "usage: %s (--rate R [--poisson [--seed N]] [--max-in-flight N] | --closed)\n"
@@ -109,11 +120,11 @@ static const char USAGE[] =
 
 /* getopt_long's table: a switch sets its int itself, a flag with a value is its letter's case in take_flag. */
 static const struct option OPTIONS[] = {
-    {"rate", required_argument, NULL, 'r'},        {"poisson", no_argument, &cfg.poisson, 1},
-    {"seed", required_argument, NULL, 's'},        {"closed", no_argument, &cfg.open, 0},
+    {"rate", required_argument, NULL, 'r'},        {"poisson", no_argument, &arg.cfg.poisson, 1},
+    {"seed", required_argument, NULL, 's'},        {"closed", no_argument, &arg.cfg.open, 0},
     {"connections", required_argument, NULL, 'c'}, {"pipeline", required_argument, NULL, 'p'},
     {"max-in-flight", required_argument, NULL, 'm'}, {"duration", required_argument, NULL, 'd'},
-    {"timeout", required_argument, NULL, 't'},     {"close", no_argument, &cfg.close_mode, 1},
+    {"timeout", required_argument, NULL, 't'},     {"close", no_argument, &arg.cfg.close_mode, 1},
     {"hist", required_argument, NULL, 'H'},        {"body-file", required_argument, NULL, 'b'},
     {"content-type", required_argument, NULL, 'T'}, {"frame", required_argument, NULL, 'F'},
     {"close-every", required_argument, NULL, 'e'}, {NULL, 0, NULL, 0}};
@@ -122,14 +133,14 @@ static const struct option OPTIONS[] = {
 static int take_flag(int flag, const char *value)
 {
     switch (flag) {
-    case 'r': return parse_number(value, 1e-3, 1e8, 0, &cfg.rate);
+    case 'r': return parse_number(value, 1e-3, 1e8, 0, &arg.cfg.rate);
     case 's': return parse_number(value, 0, 9007199254740992.0, 1, &arg.seed);
-    case 'c': return parse_int(value, 1, 1000000, &cfg.connections);
-    case 'p': return parse_int(value, 1, 1024, &cfg.pipeline);
+    case 'c': return parse_int(value, 1, 1000000, &arg.cfg.connections);
+    case 'p': return parse_int(value, 1, 1024, &arg.cfg.pipeline);
     case 'm': return parse_number(value, 1, 1e8, 1, &arg.max_in_flight);
-    case 'd': return parse_number(value, 0.001, 86400, 0, &cfg.duration);
-    case 't': return parse_number(value, 0.001, 3600, 0, &cfg.timeout);
-    case 'e': return parse_int(value, 2, 1000000000, &cfg.close_every);
+    case 'd': return parse_number(value, 0.001, 86400, 0, &arg.cfg.duration);
+    case 't': return parse_number(value, 0.001, 3600, 0, &arg.cfg.timeout);
+    case 'e': return parse_int(value, 2, 1000000000, &arg.cfg.close_every);
     case 'H': arg.hist = value; break;
     case 'b': arg.body = value; break;
     case 'T': arg.content_type = value; break;
@@ -140,10 +151,9 @@ static int take_flag(int flag, const char *value)
 
 /* ---- the request, and setup ---- */
 
-/* --body-file or --frame: FILE's bytes -> cfg.payload. NULL, or why not (naming FILE). */
-static const char *read_payload(const char *path)
+/* --body-file or --frame: FILE's bytes -> cfg->payload. NULL, or why not (naming FILE, in why). */
+static const char *read_payload(struct config *cfg, const char *path, char *why, size_t why_size)
 {
-    static char why[1200];
     const char *err = NULL;
     struct stat sb;
     FILE *f = fopen(path, "rb");
@@ -155,22 +165,22 @@ static const char *read_payload(const char *path)
         err = "empty";
     else if (sb.st_size > PAYLOAD_MAX)
         err = "longer than 64 KiB (65536 bytes)";
-    else if ((cfg.payload = malloc((size_t)sb.st_size)) == NULL)
+    else if ((cfg->payload = malloc((size_t)sb.st_size)) == NULL)
         die("malloc");
-    else if (fread(cfg.payload, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size)
+    else if (fread(cfg->payload, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size)
         err = ferror(f) ? strerror(errno) : "shorter than when it was opened";
     else
-        cfg.payload_len = (size_t)sb.st_size;
+        cfg->payload_len = (size_t)sb.st_size;
     if (f != NULL && fclose(f) != 0)
         die("fclose");
     if (err == NULL)
         return NULL;
-    snprintf(why, sizeof why, "--%s %.1024s: %s", cfg.frame ? "frame" : "body-file", path, err);
+    snprintf(why, why_size, "--%s %.1024s: %s", cfg->frame ? "frame" : "body-file", path, err);
     return why;
 }
 
-/* http://IPv4:PORT/PATH -> cfg.addr and the request; 0 if it is not one. */
-static int parse_url(const char *url)
+/* http://IPv4:PORT/PATH -> cfg->addr and the request; 0 if it is not one. */
+static int parse_url(struct config *cfg, const char *url)
 {
     char host[64], port[8];
     int n = 0;
@@ -180,141 +190,182 @@ static int parse_url(const char *url)
     long p = strtol(port, NULL, 10);
     if (p < 1 || p > 65535 || path[0] != '/' || strlen(path) > 1024 || strpbrk(path, " \r\n") != NULL)
         return 0;
-    cfg.addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
-    if (inet_pton(AF_INET, host, &cfg.addr.sin_addr) != 1)
+    cfg->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
+    if (inet_pton(AF_INET, host, &cfg->addr.sin_addr) != 1)
         return 0;
     char head[HEAD_MAX];    /* the request's head: the path is at most 1024 bytes, the type 256 */
     size_t head_len = FRAME_HEAD;
-    if (cfg.frame) {
-        uint32_t be = htonl((uint32_t)cfg.payload_len);
+    if (cfg->frame) {
+        uint32_t be = htonl((uint32_t)cfg->payload_len);
         memcpy(head, &be, FRAME_HEAD);
     } else {
-        int len = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%ld\r\n", cfg.payload ? "POST" : "GET",
+        int len = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%ld\r\n", cfg->payload ? "POST" : "GET",
                            path, host, p);
-        if (cfg.payload)
+        if (cfg->payload)
             len += snprintf(head + len, sizeof head - (size_t)len, "Content-Type: %s\r\nContent-Length: %zu\r\n",
-                            cfg.content_type, cfg.payload_len);
+                            cfg->content_type, cfg->payload_len);
         /* --close-every: "close" padded to the size of "keep-alive" (spaces after a value are allowed) */
         len += snprintf(head + len, sizeof head - (size_t)len, "%s\r\n",
-                        cfg.close_mode ? "Connection: close\r\n" : cfg.close_every ? "Connection: keep-alive\r\n" : "");
+                        cfg->close_mode    ? "Connection: close\r\n"
+                        : cfg->close_every ? "Connection: keep-alive\r\n"
+                                           : "");
         head_len = (size_t)len;
     }
-    cfg.request_len = head_len + cfg.payload_len;
-    cfg.requests_len = cfg.request_len * (size_t)cfg.pipeline;
-    if ((cfg.requests = malloc(cfg.requests_len)) == NULL)
+    cfg->request_len = head_len + cfg->payload_len;
+    cfg->requests_len = cfg->request_len * (size_t)cfg->pipeline;
+    if ((cfg->requests = malloc(cfg->requests_len)) == NULL)
         die("malloc");
-    for (int i = 0; i < cfg.pipeline; i++) {
-        char *r = cfg.requests + (size_t)i * cfg.request_len;
+    for (int i = 0; i < cfg->pipeline; i++) {
+        char *r = cfg->requests + (size_t)i * cfg->request_len;
         memcpy(r, head, head_len);
-        if (cfg.payload_len)
-            memcpy(r + head_len, cfg.payload, cfg.payload_len);
+        if (cfg->payload_len)
+            memcpy(r + head_len, cfg->payload, cfg->payload_len);
     }
-    if (cfg.close_every) {
-        if ((cfg.closing = malloc(cfg.request_len)) == NULL)
+    if (cfg->close_every) {
+        if ((cfg->closing = malloc(cfg->request_len)) == NULL)
             die("malloc");
-        memcpy(cfg.closing, cfg.requests, cfg.request_len);
-        char *value = memmem(cfg.closing, head_len, "Connection: keep-alive\r\n", 24);
+        memcpy(cfg->closing, cfg->requests, cfg->request_len);
+        char *value = memmem(cfg->closing, head_len, "Connection: keep-alive\r\n", 24);
         memcpy(value, "Connection: close     \r\n", 24);
     }
     return 1;
 }
 
 /* Enough descriptors, a fine timer slack, and the parts' memory (openloop.h). */
-static void setup(void)
+static void setup(struct run *r)
 {
+    const struct config *cfg = &r->cfg;
     struct rlimit nofile;
     if (getrlimit(RLIMIT_NOFILE, &nofile) != 0)
         die("getrlimit RLIMIT_NOFILE");
-    if (nofile.rlim_cur != RLIM_INFINITY && (rlim_t)cfg.connections + FDS_SPARE > nofile.rlim_cur) {
+    if (nofile.rlim_cur != RLIM_INFINITY && (rlim_t)cfg->connections + FDS_SPARE > nofile.rlim_cur) {
         fprintf(stderr, "iom-openloop: getrlimit RLIMIT_NOFILE: %llu descriptors, too few for %d connections\n",
-                (unsigned long long)nofile.rlim_cur, cfg.connections);
+                (unsigned long long)nofile.rlim_cur, cfg->connections);
         exit(1);
     }
     if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0) /* wake within 1 µs of a request's time, not 50 */
         die("prctl PR_SET_TIMERSLACK");
-    schedule_init();
-    conns_init();
+    sched_init(&r->sched, cfg);
+    conns_init(&r->conns, cfg, &r->sched);
+}
+
+/* What the flags, setup and the run allocated, given back before the process ends (ASan's
+ * leak check holds the tool to it); set_up: setup() ran. */
+static void run_free(struct run *r, int set_up)
+{
+    if (set_up) {
+        conns_free(&r->conns);
+        sched_free(&r->sched);
+    }
+    free(r->cfg.payload);
+    free(r->cfg.requests);
+    free(r->cfg.closing);
+}
+
+/* ---- the loop: the scheduler decides, the connections carry it out ---- */
+
+/* The places whose requests sched_expire ended: their connections are closed. */
+static void close_expired(struct run *r)
+{
+    for (int i = 0; i < r->sched.ncloses; i++)
+        conns_close(&r->conns, r->sched.closes[i]);
+}
+
+/* The requests that go out now (waiting ones, or the closed loop's new ones), each to its
+ * place's connection, written in one send per connection. */
+static void dispatch(struct run *r, int64_t now, int64_t sched_end)
+{
+    struct assignment a;
+    while (sched_assign(&r->sched, now, sched_end, &a))
+        conns_assign(&r->conns, a.place, now);
+    conns_flush(&r->conns, now);
 }
 
 int main(int argc, char **argv)
 {
     if (!take_flags(argc, argv, OPTIONS, take_flag))
         bad_usage(NULL, USAGE, 2);
-    cfg.seed = arg.seed < 0 ? 1 : (uint64_t)arg.seed;
-    cfg.frame = arg.frame != NULL;
-    const char *payload_path = cfg.frame ? arg.frame : arg.body, *content_type = arg.content_type, *file_error;
-    cfg.head_max = cfg.frame ? FRAME_HEAD : HEAD_MAX;
-    cfg.content_type = content_type ? content_type : cfg.content_type;
-    long def_max = (long)cfg.connections * cfg.pipeline * 100;
-    cfg.max_in_flight = arg.max_in_flight > 0 ? (long)arg.max_in_flight : def_max < 100000000 ? def_max : 100000000;
-    const char *why = optind != argc - 1                             ? "one URL, after the flags"
-                      : cfg.open && cfg.rate == 0                     ? "--rate R (or --closed) is required"
-                      : !cfg.open && (cfg.rate > 0 || cfg.poisson)    ? "--closed takes no --rate or --poisson"
-                      : !cfg.open && arg.max_in_flight > 0            ? "--closed takes no --max-in-flight"
-                      : arg.seed >= 0 && !cfg.poisson                 ? "--seed needs --poisson"
-                      : cfg.close_mode && cfg.pipeline > 1            ? "--close sends one request per connection: no --pipeline"
-                      : cfg.close_mode && cfg.close_every             ? "--close and --close-every exclude each other"
-                      : cfg.close_every && cfg.pipeline > 1           ? "--close-every sends one request at a time: no --pipeline"
-                      : cfg.frame && cfg.close_every                  ? "--frame has no Connection: close: no --close-every"
-                      : cfg.frame && arg.body                         ? "--frame and --body-file exclude each other"
-                      : cfg.frame && cfg.close_mode                   ? "--frame has no Connection: close: no --close"
+    struct run run = {.cfg = arg.cfg};
+    struct config *cfg = &run.cfg;
+    struct sched *s = &run.sched;
+    char file_why[1200];
+    cfg->seed = arg.seed < 0 ? 1 : (uint64_t)arg.seed;
+    cfg->frame = arg.frame != NULL;
+    const char *payload_path = cfg->frame ? arg.frame : arg.body, *content_type = arg.content_type, *file_error;
+    cfg->head_max = cfg->frame ? FRAME_HEAD : HEAD_MAX;
+    cfg->content_type = content_type ? content_type : cfg->content_type;
+    long def_max = (long)cfg->connections * cfg->pipeline * 100;
+    cfg->max_in_flight = arg.max_in_flight > 0 ? (long)arg.max_in_flight : def_max < 100000000 ? def_max : 100000000;
+    const char *why = optind != argc - 1                              ? "one URL, after the flags"
+                      : cfg->open && cfg->rate == 0                   ? "--rate R (or --closed) is required"
+                      : !cfg->open && (cfg->rate > 0 || cfg->poisson) ? "--closed takes no --rate or --poisson"
+                      : !cfg->open && arg.max_in_flight > 0           ? "--closed takes no --max-in-flight"
+                      : arg.seed >= 0 && !cfg->poisson                ? "--seed needs --poisson"
+                      : cfg->close_mode && cfg->pipeline > 1          ? "--close sends one request per connection: no --pipeline"
+                      : cfg->close_mode && cfg->close_every           ? "--close and --close-every exclude each other"
+                      : cfg->close_every && cfg->pipeline > 1         ? "--close-every sends one request at a time: no --pipeline"
+                      : cfg->frame && cfg->close_every                ? "--frame has no Connection: close: no --close-every"
+                      : cfg->frame && arg.body                        ? "--frame and --body-file exclude each other"
+                      : cfg->frame && cfg->close_mode                 ? "--frame has no Connection: close: no --close"
                       : content_type && !arg.body                     ? "--content-type needs --body-file"
                       : content_type && (!*content_type || strlen(content_type) > 256 || strpbrk(content_type, "\r\n"))
                           ? "--content-type: one line of 1 to 256 bytes"
-                      : payload_path && (file_error = read_payload(payload_path)) ? file_error
-                      : !parse_url(argv[optind])                      ? "the URL must be http://IPv4:PORT[/PATH]"
+                      : payload_path && (file_error = read_payload(cfg, payload_path, file_why, sizeof file_why))
+                          ? file_error
+                      : !parse_url(cfg, argv[optind])                 ? "the URL must be http://IPv4:PORT[/PATH]"
                                                                       : NULL;
     if (why != NULL)
         bad_usage(why, USAGE, 2);
-    if (!cfg.open)
-        cfg.max_in_flight = (long)cfg.connections * cfg.pipeline;
-    cfg.duration_ns = (int64_t)(cfg.duration * 1e9);
-    cfg.timeout_ns = (int64_t)(cfg.timeout * 1e9);
+    if (!cfg->open)
+        cfg->max_in_flight = (long)cfg->connections * cfg->pipeline;
+    cfg->duration_ns = (int64_t)(cfg->duration * 1e9);
+    cfg->timeout_ns = (int64_t)(cfg->timeout * 1e9);
     FILE *hist_file = arg.hist ? fopen(arg.hist, "w") : NULL;
     if (arg.hist && hist_file == NULL) {
         fprintf(stderr, "iom-openloop: fopen %s: %s\n", arg.hist, strerror(errno));
+        run_free(&run, 0);
         return 1;
     }
-    setup();
-    if (!cfg.close_mode)
-        preconnect();
+    setup(&run);
+    if (!cfg->close_mode)
+        conns_preconnect(&run.conns);
 
     // BEGIN loop
-    start_ns = now_ns();
-    int64_t sched_end = start_ns + cfg.duration_ns, hard_end = sched_end + cfg.timeout_ns;
-    int64_t next_at = cfg.open ? start_ns + next_arrival() : NEVER, now = start_ns, waited_from = start_ns;
+    sched_start(s, now_ns());
+    int64_t start_ns = s->start_ns, sched_end = start_ns + cfg->duration_ns, hard_end = sched_end + cfg->timeout_ns;
+    int64_t next_at = cfg->open ? start_ns + sched_next_arrival(s) : NEVER, now = start_ns, waited_from = start_ns;
     int was_busy = 0;
     for (;;) {
         now = now_ns();
         if (was_busy)
-            mark_busy(waited_from, now); /* in flight all through the wait */
+            mark_busy(s, waited_from, now); /* in flight all through the wait */
         while (next_at < sched_end && next_at <= now) {
-            arrive(next_at, now);
-            next_at = start_ns + next_arrival();
+            sched_arrive(s, next_at, now);
+            next_at = start_ns + sched_next_arrival(s);
         }
-        next_check = expire(now);
-        dispatch(now, sched_end);
-        int scheduling = cfg.open ? next_at < sched_end : now < sched_end;
-        if (!scheduling && st.in_flight == 0)
+        sched_expire(s, now);
+        close_expired(&run);
+        dispatch(&run, now, sched_end);
+        int scheduling = cfg->open ? next_at < sched_end : now < sched_end;
+        if (!scheduling && sched_in_flight(s) == 0)
             break;
         if (now >= hard_end) { /* every deadline has passed: nothing is left, or it is a timeout */
-            next_check = now;
-            cfg.timeout_ns = 0;
-            expire(now);
+            sched_expire_all(s, now);
+            close_expired(&run);
             break;
         }
-        if ((was_busy = st.in_flight > 0))
-            mark_busy(now, now);
-        int64_t wake = min64(next_check, hard_end);
-        wake = min64(wake, queue_deadline());
-        wake = min64(wake, cfg.open ? next_at : scheduling ? sched_end : NEVER);
+        if ((was_busy = sched_in_flight(s) > 0))
+            mark_busy(s, now, now);
+        int64_t wake = min64(sched_deadline(s), hard_end);
+        wake = min64(wake, cfg->open ? next_at : scheduling ? sched_end : NEVER);
         waited_from = now;
-        conns_wait(wake);
+        conns_wait(&run.conns, wake);
     }
     // END loop
 
-    report(now);
+    report(cfg, s, &run.conns, now);
     if (hist_file)
-        write_hist(hist_file, arg.hist);
+        write_hist(s, hist_file, arg.hist);
+    run_free(&run, 1);
     return 0;
 }
