@@ -120,19 +120,22 @@ class Dataset:
                 f"server on CPU {pin['server_cpus']}, load generator on CPU {pin['client_cpus']}")
 
     def origin(self) -> str:
-        """Which run produced the numbers, when, at which commit, on which machine."""
+        """Which run produced the numbers, when, at which commit, on which machine: short lines, read in a
+        cell's output at the column's width."""
         g = self.meta.get("git", {})
         commit = (g.get("commit") or "unknown")[:10] + (" (with uncommitted changes)" if g.get("dirty") else "")
         how = ("replayed from data/" if self.shown_under == "replay"
                else f"measured just now under the {self.shown_under} profile")
-        return (f"Dataset '{self.name}': {how}; produced by a {self.produced_by} run {self.meta['run_id']} "
-                f"on {self.meta['started_at']} at commit {commit}.\n"
+        return (f"Dataset '{self.name}': {how}.\n"
+                f"Produced by a {self.produced_by} run, {self.meta['run_id']},\n"
+                f"  on {self.meta['started_at']} at commit {commit}.\n"
                 f"Machine: {self.machine()}.")
 
     def describe(self) -> str:
+        v = self.meta["versions"]
+        ab = v["ab"].removeprefix("This is ").split(" <")[0]  # "ApacheBench, Version 2.3"
         return (self.origin() + "\n"
-                f"Tools: {self.meta['versions']['wrk'].split(' Copyright')[0]}; "
-                f"{self.meta['versions']['ab'].removeprefix('This is ')}; {self.meta['versions']['nginx']}.")
+                f"Tools: {v['wrk'].split(' Copyright')[0]};\n  {ab}; {v['nginx'].removeprefix('nginx version: ')}.")
 
     def summary(self) -> pd.DataFrame:
         """One row per point: its kind's Summary over the repeats (summarised, below)."""
