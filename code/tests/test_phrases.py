@@ -131,3 +131,8 @@ def test_repeats_says_what_the_repeats_measured_in_every_case():
     assert repeats(5, 5, 2) == "both repeats at 5"
     assert repeats(5, 5, 1) == "one repeat"
     assert repeats(float("nan"), 5, 3) == "n/a"
+
+
+def test_ids_lists_names_in_code_type():
+    from iobench.book.phrases import ids
+    assert ids(["a", "b", "c"]) == "`a`, `b` and `c`" and ids(["a"]) == "`a`" and ids([], "none") == "none"

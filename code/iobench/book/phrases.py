@@ -36,6 +36,11 @@ def listing(names: Iterable[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
+def ids(names: Iterable[str], none: str = "") -> str:
+    """Server ids (or other names a reader types) as a list in code type: "`a`, `b` and `c`"; `none` for none."""
+    return listing(f"`{n}`" for n in names) or none
+
+
 def sentence(clauses: Iterable[str], empty: str = "") -> str:
     """Clauses chosen from the data, as one sentence: joined by semicolons, the first letter capitalised, a full
     stop at the end; `empty` where there are none."""

@@ -7,6 +7,8 @@ iobench/book/phrases.py.
 """
 from __future__ import annotations
 
+import math
+
 import re
 
 REQUIRED = object()  # value_in's default: a missing point is an error, not a number
@@ -34,12 +36,13 @@ def value_in(frame, column: str, default=REQUIRED, **where) -> float:
 
 def number(x, fmt: str = ",.0f") -> str:
     """A measured value as prose quotes it, or "n/a" where a run has none (NaN, None: a server
-    that failed, a counter a smoke run could not read), so that a page never dies formatting it."""
+    that failed, a counter a smoke run could not read; an infinity: a ratio over zero), so that a page
+    never dies formatting it."""
     try:
         x = float(x)
     except (TypeError, ValueError):
         return "n/a"
-    return "n/a" if x != x else format(x, fmt)
+    return format(x, fmt) if math.isfinite(x) else "n/a"
 
 
 def table(frame, decimals: int = 2, na: str = "–"):

@@ -22,6 +22,18 @@ from collections.abc import Mapping
 HIDDEN_LINES = 100
 
 
+def key(sid: str) -> str:
+    """A server id as part of a glue name: c-epoll -> c_epoll."""
+    return sid.replace("-", "_")
+
+
+def checks(ds, check: bool | None = None) -> bool:
+    """Whether a page module checks its claims on `ds`: on every capture the book quotes, never on a smoke one (a
+    run of a second or two supports no comparison: its sentences must read, not hold); `check` decides instead
+    where it is given."""
+    return ds.meta.get("profile", {}).get("name") != "smoke" if check is None else check
+
+
 def text(value) -> str:
     """What a glued value reads as: its text, or the Markdown's source."""
     return getattr(value, "data", value) if not isinstance(value, str) else value

@@ -11,7 +11,7 @@ and the helpers the page's visible cells build their tables with (jvm_slopes, to
 busy, stops_for...). A point or server a run lacks (a smoke capture measures a few servers at two levels) reads
 "n/a" or "none", never a KeyError. The claims the sentences make are checked here, on the data they are about:
 each only where its subjects were measured, and none on a smoke capture, whose runs of a second or two support no
-comparison (checked()).
+comparison (checks()).
 """
 from __future__ import annotations
 
@@ -20,19 +20,12 @@ import math
 import pandas as pd
 
 from iobench.book.claims import claim
+from iobench.book.pages import checks, key
 from iobench.book.phrases import NA, each, listing, markdown, span, words
 from iobench.data.report import number, value_in
 
 NAN = float("nan")
 
-
-def checked(ds) -> bool:
-    """Whether the page's claims are checked on `ds`: on every capture but a smoke one."""
-    return ds.meta.get("profile", {}).get("name") != "smoke"
-
-
-def _key(sid: str) -> str:
-    return sid.replace("-", "_")
 
 
 def _levels(df) -> list[int]:
@@ -103,7 +96,7 @@ def idle_memory(idle) -> dict:
     per = {s: slope(M, s) for s in M.server.unique()}
     first = {s: slope(M, s, first_to) for s in per}
     out = {"sc_n": f"{int(idle.df.idle_conns.max()):,}"}
-    out |= {f"sc_kib_{_key(s)}": number(per.get(s), ",.1f") for s in PER_IDLE}
+    out |= {f"sc_kib_{key(s)}": number(per.get(s), ",.1f") for s in PER_IDLE}
     out["sc_b_multishot"] = number(1024 * per.get("c-uring-multishot", NAN))
     out["sc_sum_epoll"] = number(per.get("c-epoll"), ".0f")
     out["sc_seg"] = (f"from {_from(tos[-2] if len(tos) > 1 else 0)} to {tos[-1]:,}") if tos else NA
@@ -116,10 +109,10 @@ def idle_memory(idle) -> dict:
     out["sc_java_grew"] = markdown(listing(f"`{s}`" for s in grew) or "none")
     out["sc_java_grew_range"] = span(min(grew.values(), default=NAN), max(grew.values(), default=NAN), ".1f")
     out["sc_java_flat"] = markdown(listing(f"`{s}`" for s in java if s not in grew) or "none")
-    if checked(idle) and c_servers:
+    if checks(idle) and c_servers:
         claim(c_steady < 0.25, "in C and nginx, the first thousand connections cost what the next nine thousand "
               "cost", worst_kib=c_steady)
-    if checked(idle) and java:
+    if checks(idle) and java:
         claim(len(grew) >= len(java) / 2, "most Java servers' first thousand connections cost several times more "
               "than the next ones", grew=len(grew), java=len(java))
     return out
@@ -136,8 +129,8 @@ def idle_cpu(idle) -> dict:
     cpu = lambda s, level: at("cpu_us_per_req", s, level)  # noqa: E731
     out = {}
     for s in ("c-poll", "c-epoll", "nginx", "c-uring", "java-nio"):
-        out[f"sc_cpu0_{_key(s)}"] = number(cpu(s, 0), ".1f")
-        out[f"sc_cpuN_{_key(s)}"] = number(cpu(s, n), ".1f")
+        out[f"sc_cpu0_{key(s)}"] = number(cpu(s, 0), ".1f")
+        out[f"sc_cpuN_{key(s)}"] = number(cpu(s, n), ".1f")
     per_fd = lambda level: 1000 * (cpu("c-poll", level) - cpu("c-poll", 0)) / level if level else NAN  # noqa: E731
     scan_lo, scan_n = per_fd(lo), per_fd(n)
     poll = I[I.server == "c-poll"].set_index("idle_conns")
@@ -148,7 +141,7 @@ def idle_cpu(idle) -> dict:
             "sc_poll_repeats": number(poll.repeats.min(), ".0f"),
             "sc_poll_cpuN_range": span(*(poll.loc[n, ["cpu_us_per_req_min", "cpu_us_per_req_max"]]
                                          if n in poll.index else (NAN, NAN)), ".0f")}
-    if checked(idle) and {0, n} <= set(poll.index) and n:
+    if checks(idle) and {0, n} <= set(poll.index) and n:
         claim(poll.loc[n, "cpu_us_per_req_min"] > poll.loc[0, "cpu_us_per_req_max"] and scan_n > 2 * scan_lo,
               "c-poll's every repeat at the highest level cost more than any with none, and the cost per idle "
               "descriptor grew with the array", ns_lo=scan_lo, ns_n=scan_n)
@@ -171,9 +164,9 @@ def stops(idle) -> dict:
            "sc_blocking_held": "; ".join(f"{r.server} {number(r.idle_open)} with {number(r.threads)} tasks"
                                          for r in holds.itertuples()) or NA}
     for s in ("c-thread", "c-fork"):
-        out[f"sc_idle_cpu0_{_key(s)}"] = number(cpu(s, 0), ".1f")
-        out[f"sc_idle_cpuN_{_key(s)}"] = number(cpu(s, n), ".1f")
-    if not checked(idle):
+        out[f"sc_idle_cpu0_{key(s)}"] = number(cpu(s, 0), ".1f")
+        out[f"sc_idle_cpuN_{key(s)}"] = number(cpu(s, n), ".1f")
+    if not checks(idle):
         return out
     if math.isfinite(cpu("c-thread", 0) + cpu("c-thread", n)):
         claim(cpu("c-thread", n) < 1.15 * cpu("c-thread", 0), "c-thread's busy requests cost about as much CPU "
@@ -207,7 +200,7 @@ def ten_thousand(ten) -> dict:
             if (df.server == s).any() and (df[df.server == s].conns_served == 10_000).all()]
     jt = df[df.server == "java-thread"]
     tasks = lambda d: d[["server_threads_max", "server_procs_max"]].max(axis=1).max()  # noqa: E731
-    out = {f"sc_ten_{_key(s)}": served(ten, s)
+    out = {f"sc_ten_{key(s)}": served(ten, s)
            for s in ("c-fork", "java-thread", "c-thread", "c-epoll", "java-vthread")}
     out |= {"sc_ten_select_rps": number(at("rps", "c-select")),
             "sc_ten_select_rsts": number(df[df.server == "c-select"].tcp_out_rsts.median()),
@@ -220,7 +213,7 @@ def ten_thousand(ten) -> dict:
             "sc_ten_cpu_epoll": number(at("cpu_us_per_req", "c-epoll")),
             "sc_ten_jthread_pct": span(jt.server_cpu_pct.min(), jt.server_cpu_pct.max(), ".0f"),
             "sc_ten_jthread_tasks": number(tasks(jt))}
-    if checked(ten):
+    if checks(ten):
         _ten_thousand_claims(df, jt, tasks)
     return out
 
@@ -235,7 +228,7 @@ def _ten_thousand_claims(df, jt, tasks) -> None:
                                                                if s != "c-thread")
               and all(c.dropna().nunique() == len(c.dropna()) for s, c in cnt.items() if s != "c-thread"),
               "c-fork and java-thread (not c-thread) lost connections under 10,000 busy ones, a different number "
-              "each repeat", **{_key(s): list(c) for s, c in cnt.items()})
+              "each repeat", **{key(s): list(c) for s, c in cnt.items()})
         claim(cnt["java-thread"].min() > cnt["c-fork"].max(), "java-thread lost fewer than c-fork (and more than "
               "c-thread)", java=cnt["java-thread"].min(), fork=cnt["c-fork"].max())
     if len(jt):
@@ -260,8 +253,8 @@ def io_uring(uring) -> dict:
     cpu = lambda s, c, p=1: at("cpu_us_per_req", s, c, p)  # noqa: E731
     out = {}
     for s in URING:
-        out |= {f"sc_u40_{_key(s)}": number(cpu(s, 40), ".1f"), f"sc_u1000_{_key(s)}": number(cpu(s, 1000), ".1f"),
-                f"sc_up16_{_key(s)}": number(cpu(s, 40, 16), ".2f")}
+        out |= {f"sc_u40_{key(s)}": number(cpu(s, 40), ".1f"), f"sc_u1000_{key(s)}": number(cpu(s, 1000), ".1f"),
+                f"sc_up16_{key(s)}": number(cpu(s, 40, 16), ".2f")}
     bound, points = int(U.generator_bound.sum()), len(U)
     out |= {"sc_u_vs40": _pct(cpu("c-uring-multishot", 40), cpu("c-epoll", 40)),
             "sc_u_vs1000": _pct(cpu("c-uring-multishot", 1000), cpu("c-epoll", 1000)),
@@ -269,7 +262,7 @@ def io_uring(uring) -> dict:
             "sc_u_simple_vs40": _pct(cpu("c-uring", 40), cpu("c-epoll", 40)),
             "sc_u_bound": (f"all {points} of its points" if bound == points else "none of its points" if not bound
                            else f"{bound} of its {points} points")}
-    if checked(uring) and set(URING[:3]) <= set(U.server):
+    if checks(uring) and set(URING[:3]) <= set(U.server):
         pts = U[["connections", "pipeline"]].drop_duplicates().itertuples(index=False)
         rng = {(c, p): {s: (at("cpu_us_per_req_min", s, c, p), at("cpu_us_per_req_max", s, c, p))
                         for s in URING[:3]} for c, p in pts}
@@ -313,7 +306,7 @@ def jvm_memory(jm) -> dict:
     for s in dict.fromkeys([*late.index, *JVM_NAMED]):
         for name, short in JVM_SHORT.items():
             v = late.loc[s, name] if s in late.index else NAN
-            out[f"mcj_{short}_{_key(s)}"] = number(v, ".2f" if short == "threads" else ",.1f")
+            out[f"mcj_{short}_{key(s)}"] = number(v, ".2f" if short == "threads" else ",.1f")
     below = late[late["PSS KiB"] < 0.5 * late["live heap KiB"]].index
     out["mcj_pss_below"] = markdown(listing(f"`{s}`" for s in below)) if len(below) else "none"
     out["mcj_pss_below_n"] = words(len(below))
@@ -323,7 +316,7 @@ def jvm_memory(jm) -> dict:
     jt_total = late.loc[JT, "live heap KiB"] + late.loc[JT, "committed KiB"] if has else NAN
     out["mcj_jt_total"] = number(jt_total)
     out["mcj_jt_vt_x"] = number(jt_total / late.loc[VT, "live heap KiB"] if has else NAN, ".1f")
-    if checked(jm):
+    if checks(jm):
         _jvm_claims(late, early, first, steady, below)
     return out
 
@@ -466,7 +459,7 @@ def c100k_levels(ck) -> dict:
            "ck_fork_top": number(top_asked(ck, "c-fork") if len(fk) else NAN), "ck_fork_held": held_range(ck, "c-fork"),
            "ck_fork_answered": span(fk.idle_answered.min(), fk.idle_answered.max(), ",.0f")}
     out |= _nginx_one_worker(ck, single_top)
-    if checked(ck):
+    if checks(ck):
         _c100k_level_claims(ck, top, single_top, nofile, skip)
     return out
 
@@ -483,7 +476,7 @@ def _nginx_one_worker(ck, single_top: int) -> dict:
             f"less 100), nginx closes idle keep-alive connections in advance, 32 at a time, to keep room for new ones "
             f"(since 1.19.2), and it stopped with {span(free.min(), free.max(), ',.0f')} free, a sixteenth being "
             f"{wc / 16:,.0f}" if drained else f"held all {single_top:,}")
-    if drained and checked(ck):
+    if drained and checks(ck):
         claim(bool(((free >= wc / 16) & (free <= wc / 16 + 64)).all()), "nginx stopped closing idle connections "
               "once a sixteenth of its connections were free", free=free.tolist(), sixteenth=wc / 16)
     return {"ck_ng_held": held_range(ck, "nginx"), "ck_ng_wc": f"{wc:,}",
@@ -538,7 +531,7 @@ def c100k_kernel(ck) -> dict:
            "ck_stack": markdown(each({f"`{s}`": v for s, v in stack.items()}, ".1f", at=" at ") if len(stack) else NA),
            "ck_fork_pt": number(per_conn(ck, "c-fork", "k_page_tables_kib") if fork else NAN, ".0f"),
            "ck_fork_slab": number(per_conn(ck, "c-fork", "k_slab_kib") if fork else NAN, ".0f")}
-    if checked(ck) and len(slab):
+    if checks(ck) and len(slab):
         socks = pd.Series({s: per_conn(ck, s, "k_tcp_inuse") for s in many}, dtype=float)
         claim(slab.max() < 1.3 * slab.min(), "the kernel's slab grew by about as much per connection for every event "
               "loop", slab=slab.round(2).to_dict())
@@ -586,7 +579,7 @@ def c100k_busy(ck) -> dict:
            "ck_busy_said": f"{said} requests per second at the top level than with none"
            + (", in every repeat" if all_fewer else ""),
            "ck_busy_why": markdown(_busy_why(ck, top, fewer))}
-    if fewer and checked(ck):
+    if fewer and checks(ck):
         claim(bool(C[C.server.isin(many) & C.ok].generator_bound.mean() > 0.5), "the generator was the limit in "
               "most runs of the multi-process servers", bound=C[C.server.isin(many)].generator_bound.tolist())
     return out
@@ -678,7 +671,7 @@ def accept_spread(acc) -> dict:
                                    "workers more of them than a socket each"),
            "acc_extra": span(herds.min(), herds.max(), ".1f") if len(herds) else NA}
     out |= {f"acc_ratio_{m}": span(ratio.min().get(m), ratio.max().get(m), ".1f") for m in SHARES}
-    if checked(acc):
+    if checks(acc):
         _accept_claims(A, workers, ratio, ex, first, even, herds, has)
     return out
 

@@ -13,20 +13,12 @@ import pandas as pd
 
 from iobench.book.claims import claim
 from iobench.book.phrases import NA, each, listing, markdown, sentence, span, span_of, tally, words
-from iobench.data.report import value_in
+from iobench.data.report import number, value_in
 from iobench.kinds.openloop import openrun
 
 NaN = float("nan")
 FRACTIONS = {0.8: "80", 1.0: "100", 1.2: "120", 1.5: "150"}
 
-
-def fmt(x, spec: str = ",.1f") -> str:
-    """A number as the prose prints it; n/a where the run has none."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return NA
-    return format(x, spec) if math.isfinite(x) else NA
 
 
 def open_point(S, server: str, work: float, fraction: float, column: str) -> float:
@@ -48,10 +40,10 @@ def hockey(ol) -> dict:
     caps = [closed_point(S, s, 20.0, "achieved_rps") for s in w20]
     ref = "c-epoll" if "c-epoll" in w20 or not w20 else w20[0]
     values = {"ol_servers_20": listing(w20) or NA, "ol_cap_range": span_of(caps, ",.0f"), "ol_ref": ref,
-              "ol_ref_closed_p99": fmt(closed_point(S, ref, 20.0, "p99_ms"), ".1f")}
+              "ol_ref_closed_p99": number(closed_point(S, ref, 20.0, "p99_ms"), ".1f")}
     for f, name in FRACTIONS.items():
-        values[f"ol_ref_p99_{name}"] = fmt(open_point(S, ref, 20.0, f, "p99_ms"))
-        values[f"ol_ref_p50_{name}"] = fmt(open_point(S, ref, 20.0, f, "p50_ms"))
+        values[f"ol_ref_p99_{name}"] = number(open_point(S, ref, 20.0, f, "p99_ms"), ",.1f")
+        values[f"ol_ref_p50_{name}"] = number(open_point(S, ref, 20.0, f, "p50_ms"), ",.1f")
     values["ol_ref_dropped_150"] = dropped_at(open_point(S, ref, 20.0, 1.5, "dropped"),
                                               open_point(S, ref, 20.0, 1.5, "offered"))
     knees = {s: openrun.knee(S, s, 20.0) for s in w20}
@@ -121,7 +113,7 @@ def flagged(ol) -> dict:
         "ol_flagged_where": listing(sorted(set(rows.server))) or NA,
         "ol_java_caps0": "; ".join(f"{srv}: {span_of(g.achieved_rps, ',.0f')}" for srv, g in caps0.groupby("server"))
         or NA,
-        "ol_spread20": fmt(spread20, ".1f"),
+        "ol_spread20": number(spread20, ".1f"),
         "ol_jit_fits": listing(lowest) if lowest else "no repeat",
         "ol_jit_not": (f"{listing(highest)}, flagged with {'its' if len(highest) == 1 else 'their'} server's highest "
                        "capacity, is what") if highest else "no flagged capacity is a server's highest, which is what",
@@ -157,8 +149,8 @@ def other_flags(other: pd.DataFrame) -> dict:
     steal_ms = 1000 * (other.server_steal_s + other.client_steal_s)
     return {
         "ol_other_said": markdown(sentence(parts, empty="There are no other flags.")),
-        "ol_other_foreign": fmt(other.foreign_cpu_cores.max(), ".2f") if len(other) else NA,
-        "ol_other_steal": fmt(steal_ms.max(), ".0f") if len(other) else NA,
+        "ol_other_foreign": number(other.foreign_cpu_cores.max(), ".2f") if len(other) else NA,
+        "ol_other_steal": number(steal_ms.max(), ".0f") if len(other) else NA,
     }
 
 
@@ -170,7 +162,7 @@ def fairness(ol) -> dict:
     return {
         "ol_all_served": "every connection" if not short else
         f"not every connection (some went unanswered at {tally(short, len(fair), 'load point', verbs=None)})",
-        "ol_stall_max": fmt(fair.stall_s.max(), ".1f"),
+        "ol_stall_max": number(fair.stall_s.max(), ".1f"),
     }
 
 
@@ -194,17 +186,17 @@ def generator(ol) -> dict:
     values |= {
         "ol_gen_ceiling": f"{best['offered_rps']:,.0f}" if best is not None else "none",
         "ol_gen_ceiling_server": best["server"] if best is not None else "none",
-        "ol_gen_cpu_pct": fmt(best["client_cpu_pct"], ".0f") if best is not None else NA,
-        "ol_gen_us": fmt(best["client_cpu_us_per_req"], ".1f") if best is not None else NA,
-        "ol_gen_lag": fmt(best["send_lag_p99_ms"], ".2f") if best is not None else NA,
+        "ol_gen_cpu_pct": number(best["client_cpu_pct"], ".0f") if best is not None else NA,
+        "ol_gen_us": number(best["client_cpu_us_per_req"], ".1f") if best is not None else NA,
+        "ol_gen_lag": number(best["send_lag_p99_ms"], ".2f") if best is not None else NA,
         "ol_gen_next": f"{nxt.offered_rps.min():,.0f}" if len(nxt) else "none",
     }
     closed = c0.iloc[-1] if len(c0) else None
     values |= {
-        "ol_gen_closed": fmt(closed.achieved_rps, ",.0f") if closed is not None else NA,
+        "ol_gen_closed": number(closed.achieved_rps, ",.0f") if closed is not None else NA,
         "ol_gen_closed_server": closed.server if closed is not None else NA,
-        "ol_gen_closed_cpu": fmt(closed.client_cpu_pct, ".0f") if closed is not None else NA,
-        "ol_gen_closed_us": fmt(closed.client_cpu_us_per_req, ".1f") if closed is not None else NA,
+        "ol_gen_closed_cpu": number(closed.client_cpu_pct, ".0f") if closed is not None else NA,
+        "ol_gen_closed_us": number(closed.client_cpu_us_per_req, ".1f") if closed is not None else NA,
     }
     return values | fastest_open(o0.iloc[-1] if len(o0) else None, closed)
 
@@ -221,7 +213,7 @@ def fastest_open(open0, closed) -> dict:
           else f"less than the fastest closed loop's {closed.achieved_rps:,.0f}")
     return {"ol_gen_open_max": f"{open0.achieved_rps:,.0f}",
             "ol_gen_open_max_where": f"{open0.server} at {100 * open0.fraction:.0f} % of its closed loop's rate",
-            "ol_gen_open_max_us": fmt(open0.client_cpu_us_per_req, ".1f"),
+            "ol_gen_open_max_us": number(open0.client_cpu_us_per_req, ".1f"),
             "ol_gen_open_vs_closed": markdown(vs)}
 
 
@@ -239,13 +231,13 @@ def crosscheck(xc) -> dict:
     values = {}
     for tool in ("openloop", "vegeta"):
         for rate in (1000, 1900, 2500):
-            values[f"xc_{tool}_p99_{rate}"] = fmt(x_point(X, "c-epoll", tool, rate, "p99_ms"), ",.1f")
-        values[f"xc_{tool}_achieved_2500"] = fmt(x_point(X, "c-epoll", tool, 2500, "achieved_rps"), ",.0f")
+            values[f"xc_{tool}_p99_{rate}"] = number(x_point(X, "c-epoll", tool, rate, "p99_ms"), ",.1f")
+        values[f"xc_{tool}_achieved_2500"] = number(x_point(X, "c-epoll", tool, 2500, "achieved_rps"), ",.0f")
         for rate in (5000, 20000, 40000):
-            values[f"xc_{tool}_us_{rate}"] = fmt(x_point(X, "c-epoll", tool, rate, "client_cpu_us_per_req", 0.0),
+            values[f"xc_{tool}_us_{rate}"] = number(x_point(X, "c-epoll", tool, rate, "client_cpu_us_per_req", 0.0),
                                                  ".1f")
-            values[f"xc_{tool}_p99_0_{rate}"] = fmt(x_point(X, "c-epoll", tool, rate, "p99_ms", 0.0), ",.2f")
-            values[f"xc_{tool}_achieved_0_{rate}"] = fmt(x_point(X, "c-epoll", tool, rate, "achieved_rps", 0.0),
+            values[f"xc_{tool}_p99_0_{rate}"] = number(x_point(X, "c-epoll", tool, rate, "p99_ms", 0.0), ",.2f")
+            values[f"xc_{tool}_achieved_0_{rate}"] = number(x_point(X, "c-epoll", tool, rate, "achieved_rps", 0.0),
                                                          ",.0f")
     df = xc.df
     cl = df[(df.loop == "closed") & (df.server == "c-epoll") & (df.work_ms == 0)].sort_values("achieved_rps")
@@ -295,7 +287,7 @@ def exercise4(xc) -> dict:
         "ol_ex4_high": f"{high.client_cpu_us_per_req:.0f}", "ol_ex4_high_rate": f"{high.rate:,.0f}",
         "ol_ex4_over": f"{o.client_cpu_us_per_req:.0f}", "ol_ex4_over_rate": f"{o.rate:,.0f}",
         "ol_ex4_over_server": o.server,
-        "ol_ex4_over_capacity": fmt(closed.achieved_rps.iloc[0], ",.0f") if len(closed) else NA,
+        "ol_ex4_over_capacity": number(closed.achieved_rps.iloc[0], ",.0f") if len(closed) else NA,
         "ol_ex4_over_elapsed": f"{(ox.ok / ox.achieved_rps).median():.2f}",
         "ol_ex4_over_schedule": f"{xc.meta['plan']['measured_s']:g}",
     }

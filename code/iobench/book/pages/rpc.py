@@ -22,6 +22,7 @@ import pandas as pd
 
 from iobench.book import flames
 from iobench.book.claims import claim
+from iobench.book.pages import checks
 from iobench.book.phrases import NA, listing, markdown, pairs_by_second, sentence, span, span_of, tally, words
 from iobench.data.report import number as n, value_in
 from iobench.kinds.rpc.rpcplans import GRID
@@ -37,11 +38,6 @@ WRITEUP_RATIO = 3516 / 1917  # the write-up's two rates, through its consumer
 def key(server: str) -> str:
     """A provider's part of a glue name: rpc-tomcat-vt -> tomcat_vt."""
     return server.removeprefix("rpc-").replace("-", "_")
-
-
-def checks(ds, check: bool | None = None) -> bool:
-    """Whether to check the claims on `ds`: always for a capture the book quotes, never for a smoke one."""
-    return ds.produced_by != "smoke" if check is None else check
 
 
 def unmeasured(what: str):

@@ -12,7 +12,9 @@ import pandas as pd
 
 from iobench import registry
 from iobench.book.claims import claim
-from iobench.book.phrases import NA, grouped, listing, markdown, span, span_of, words
+from iobench.book.pages import key
+from iobench.book.phrases import NA, grouped, ids, listing, markdown, span, span_of, words
+from iobench.data.report import number
 from iobench.servers import manifest
 
 NaN = float("nan")
@@ -44,24 +46,6 @@ SYSCALLS = {"wait": "wait", "io_uring_enter": "sc_io_uring_enter_per_req", "epol
             "read": "sc_read_per_req", "write": "sc_write_per_req", "futex": "sc_futex_per_req", "other": "rest",
             "all": "syscalls_per_req"}
 
-
-def fmt(x, spec: str = ",.1f") -> str:
-    """A number as the prose prints it; n/a where the run has none."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return NA
-    return format(x, spec) if math.isfinite(x) else NA
-
-
-def key(sid: str) -> str:
-    """A server id as part of a glue name: c-epoll -> c_epoll."""
-    return sid.replace("-", "_")
-
-
-def code(names) -> str:
-    """Server ids as a list in code type: "`a`, `b` and `c`"."""
-    return listing(f"`{s}`" for s in names)
 
 
 def measured_order(scale) -> list[str]:
@@ -153,7 +137,7 @@ def per_server(scale, idle) -> dict:
     said = {"sx_pipe": (PIPE, ".2f"), "sx_close": (CLOSE, ",.0f"), "sx_c1": ("CPU µs/req, 1 conn", ",.0f"),
             "sx_c1000": (KA1000, ",.1f"), "sx_work": ("req/s, 20 ms, 1,000", ",.0f"), "sx_idle": (IDLE, ",.1f"),
             "sx_threads": ("threads, 1,000", ",.0f"), "sx_served": ("served of 10,000", ",.0f")}
-    values = {f"{prefix}_{key(sid)}": fmt(g.loc[sid, column], spec)
+    values = {f"{prefix}_{key(sid)}": number(g.loc[sid, column], spec)
               for sid in g.index for prefix, (column, spec) in said.items()}
     levels = sorted(idle.marginal()["to"].unique())[-2:]
     values["sx_idle_seg"] = f"from {levels[0]:,} to {levels[1]:,}" if len(levels) == 2 else NA
@@ -185,9 +169,9 @@ def pipelined(scale) -> dict:
     return {
         "sx_pipe_best": markdown(listing(f"`{s}` ({v:.2f} µs)" for s, v in pipe.head(3).items()) or NA),
         "sx_pipe_worst": markdown(listing(f"`{s}` ({v:.1f} µs)" for s, v in pipe.tail(3).items()) or NA),
-        "sx_pipe_cheap": markdown(code(cheap.index) or NA),
+        "sx_pipe_cheap": markdown(ids(cheap.index) or NA),
         "sx_pipe_cheap_range": span_of(cheap, ".2f"),
-        "sx_pipe_bound": markdown(code(bound) if len(bound) else "none"),
+        "sx_pipe_bound": markdown(ids(bound) if len(bound) else "none"),
         "sx_pipe_n_bound": f"{len(bound)}",
         "sx_pipe_n": f"{n_pipe}",
     }
@@ -219,7 +203,7 @@ def kernel(sc) -> dict:
     values = {f"sx_sc_{what}_all": span_of(asks.loc[has(ids), "all"], ".1f") for what, ids in
               (("blocking", BLOCKING_C), ("loops", LOOPS), ("uring", URING), ("jblocking", JAVA_BLOCKING),
                ("handoff", HANDOFF))}
-    values |= {f"sx_sc_all_{key(s)}": fmt(asks.loc[s, "all"], ".1f") if s in asks.index else NA
+    values |= {f"sx_sc_all_{key(s)}": number(asks.loc[s, "all"], ".1f") if s in asks.index else NA
                for s in ("c-epoll-et", "c-coroutine", "java-mina", "java-vthread", "java-nio-workers", "java-nio2")}
     return values | {
         "sx_sc_rate": f"{SC.rate.iloc[0]:,.0f}",
@@ -229,7 +213,7 @@ def kernel(sc) -> dict:
         "sx_sc_uring_enter": span_of(asks.loc[has(URING), "io_uring_enter"], ".1f"),
         "sx_sc_handoff_futex": span_of(asks.loc[has(HANDOFF), "futex"], ".1f"),
         "sx_sc_handoff_ctl": span_of(asks.loc[has(HANDOFF), "epoll_ctl"], ".1f"),
-        "sx_sc_other_c_coroutine": fmt(asks.loc["c-coroutine", "other"], ".1f") if "c-coroutine" in asks.index
+        "sx_sc_other_c_coroutine": number(asks.loc["c-coroutine", "other"], ".1f") if "c-coroutine" in asks.index
         else NA,
     }
 
@@ -285,10 +269,10 @@ def connections(scale, idle) -> dict:
               "c-fork and java-thread, not c-thread, lost connections, a different number each time",
               **{key(k): list(v) for k, v in cnt.items()})
     return {
-        "sx_served_all": markdown(code(everyone) if everyone else "none"),
+        "sx_served_all": markdown(ids(everyone) if everyone else "none"),
         "sx_served_short": markdown(grouped({f"`{s}`": v for s, v in short.items()}, ",.0f", at=" ")
                                     if len(short) else "none"),
-        "sx_close_ratio_fork": fmt(g.loc["c-fork", CLOSE] / g.loc["c-epoll", CLOSE], ".1f"),
+        "sx_close_ratio_fork": number(g.loc["c-fork", CLOSE] / g.loc["c-epoll", CLOSE], ".1f"),
     }
 
 
@@ -307,11 +291,11 @@ def blocking_work(scale) -> dict:
     return {
         "sx_work_ideal": f"{1000 / 0.020:,.0f}",
         "sx_pool_ceiling": f"{64 / 0.020:,.0f}",
-        **{f"sx_wshare_{key(s)}": fmt(w.cpu_share.get(s, NaN), ".2f")
+        **{f"sx_wshare_{key(s)}": number(w.cpu_share.get(s, NaN), ".2f")
            for s in ("c-thread", "c-fork", "java-thread", "java-vthread", "c-epoll")},
-        "sx_wlat_c_epoll": fmt(1000 / w.rps.get("c-epoll", NaN) * 1000, ".0f"),
-        "sx_work_failed": markdown(code(failed) if failed else "none"),
-        "sx_work40_seq": fmt(S[(S.server == "c-sequential") & (S.work_ms == 20)].rps.min(), ",.0f"),
+        "sx_wlat_c_epoll": number(1000 / w.rps.get("c-epoll", NaN) * 1000, ".0f"),
+        "sx_work_failed": markdown(ids(failed) if failed else "none"),
+        "sx_work40_seq": number(S[(S.server == "c-sequential") & (S.work_ms == 20)].rps.min(), ",.0f"),
     }
 
 
@@ -331,7 +315,7 @@ def choosing(scale, idle, jm) -> dict:
     jvm = jvm_holds(jm, ["java-vthread", "java-thread"])
 
     def ratio(a, b, column):
-        return fmt(g.loc[a, column] / g.loc[b, column], ".2g")
+        return number(g.loc[a, column] / g.loc[b, column], ".2g")
 
     point = ["mode", "connections", "pipeline", "work_ms"]
     ms_vs = (S[S.server == "c-uring-multishot"].set_index(point).cpu_us_per_req
@@ -347,8 +331,8 @@ def choosing(scale, idle, jm) -> dict:
               "java-netty spent more CPU per request than c-epoll, pipelined and at 1,000, the repeats' ranges apart")
     return {
         "sx_mem_thread_vs_epoll": ratio("c-thread", "c-epoll", IDLE),
-        "sx_jvm_vthread": fmt(jvm["java-vthread"], ".1f"),
-        "sx_mem_jthread_vs_vthread": fmt(jvm["java-thread"] / jvm["java-vthread"], ".1f"),
+        "sx_jvm_vthread": number(jvm["java-vthread"], ".1f"),
+        "sx_mem_jthread_vs_vthread": number(jvm["java-thread"] / jvm["java-vthread"], ".1f"),
         "sx_netty_vs_nginx": ratio("java-netty", "nginx", PIPE),
         "sx_epoll_vs_nginx": ratio("c-epoll", "nginx", PIPE),
         "sx_netty_vs_epoll": ratio("java-netty", "c-epoll", PIPE),
@@ -373,7 +357,7 @@ def summary(scale, idle) -> dict:
         else " as much")
     return {
         "sx_sum_served": words(len(served_all(scale, g))),
-        "sx_sum_models": markdown(f"every model that serves connections at once (all but {code(sequential)})"
+        "sx_sum_models": markdown(f"every model that serves connections at once (all but {ids(sequential)})"
                                   if sequential else "every model"),
         "sx_sum_close": markdown(how_much),
     }
