@@ -121,3 +121,18 @@ def test_a_server_that_loses_connections_it_did_not_breaks_the_claim(real):
                     syscalls_per_req=4.0)
     with pytest.raises(ClaimBroken, match="flagged noisy counted within 10 %"):
         sbs.kernel(noisy)
+
+
+def test_the_outliers_paragraph_reads_in_every_case():
+    from iobench.book.pages.side_by_side import _outliers_said as said
+    cases = {(1000, 30, 11, 5, 2, 9, 6, "12 to 19 %"): "Of these, 11 were generator-bound",
+             (1000, 1, 1, 0, 0, 0, 0, "n/a"): "It was generator-bound",
+             (1000, 1, 0, 0, 0, 0, 1, "7 %"): "It carries none of the marks",
+             (1000, 0, 0, 0, 0, 0, 0, "n/a"): "flagged none of the 1,000 runs",
+             (1000, 2, 0, 1, 1, 1, 1, "3 %"): "Of these, 1 was noisy",
+             (1000, 3, 0, 0, 0, 0, 3, "2 to 9 %"): "None of them carries a mark"}
+    for args, expected in cases.items():
+        text = said(*args)
+        assert expected in text, (args, text)
+        assert "n/a" not in text and "of the 5 of those" not in text
+    reads_as_prose({str(a): said(*a) for a in cases})

@@ -136,3 +136,10 @@ def test_repeats_says_what_the_repeats_measured_in_every_case():
 def test_ids_lists_names_in_code_type():
     from iobench.book.phrases import ids
     assert ids(["a", "b", "c"]) == "`a`, `b` and `c`" and ids(["a"]) == "`a`" and ids([], "none") == "none"
+
+
+def test_flagged_names_what_was_flagged_at_none_one_and_many():
+    from iobench.book.phrases import flagged
+    assert flagged([]) == "No repeat was flagged as an outlier."
+    assert flagged(["a, b"]) == "One repeat was flagged as an outlier: a, b."
+    assert flagged(["a", "b"], "run") == "2 runs were flagged as outliers: a; b."

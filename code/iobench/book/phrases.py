@@ -96,6 +96,19 @@ def repeats(lo, hi, n: int, spec: str = ",.0f", unit: str = "", na: str = NA) ->
     return f"repeats from {said}"
 
 
+def flagged(items: Iterable[str], noun: str = "repeat", how: str = "flagged as an outlier",
+            how_many: str = "flagged as outliers", plural: str = "") -> str:
+    """A sentence naming what a run flagged, in every case: "No repeat was flagged as an outlier." / "One repeat
+    was flagged as an outlier: X." / "3 repeats were flagged as outliers: X; Y; Z." (each item as the page explains
+    it; items joined by semicolons, as they hold commas)."""
+    items = list(items)
+    if not items:
+        return f"No {noun} was {how}."
+    if len(items) == 1:
+        return f"One {noun} was {how}: {items[0]}."
+    return f"{len(items):,} {plural or noun + 's'} were {how_many}: {'; '.join(items)}."
+
+
 def tally(k: int, n: int, noun: str, verb: str = "", plural: str = "",
           verbs: tuple[str, str] | None = ("was", "were"), spell: bool = False) -> str:
     """k of n things, with the noun and the verb agreeing: "1 of the 18 repeats was flagged", "3 of the 18 repeats

@@ -13,6 +13,7 @@ import pandas as pd
 
 from iobench.book.claims import claim
 from iobench.book.phrases import battery_verdict, listing, span_of, tally
+from iobench.book.phrases import flagged as flagged_said
 from iobench.data.report import battery_counts
 
 NGINX, PYTHON = "nginx", "python-http-server"
@@ -55,8 +56,10 @@ def outliers(ds) -> dict:
     df = ds.df[ds.df.ok]
     df = df.assign(vs_median=df.rps / df.groupby(POINT).rps.transform("median"))
     flagged = df[df.outlier]
+    explained = [_explain(df, r) for _, r in flagged.iterrows()]
     return {"baselines_outliers": len(flagged),
-            "baselines_outlier_list": "; ".join(_explain(df, r) for _, r in flagged.iterrows()) or "none"}
+            "baselines_outlier_list": "; ".join(explained) or "none",
+            "baselines_outliers_said": flagged_said(explained, "repeat of this run", plural="repeats of this run")}
 
 
 def forty_connections(ds) -> dict:

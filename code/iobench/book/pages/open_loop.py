@@ -111,6 +111,11 @@ def flagged(ol) -> dict:
     return {
         "ol_flagged": f"{len(rows)}",
         "ol_flagged_where": listing(sorted(set(rows.server))) or NA,
+        "ol_flagged_said": ("The harness flagged no row as more than 20 % from the median of its point." if not len(rows)
+                            else f"The harness flagged one row as more than 20 % from the median of its point, "
+                                 f"{rows.server.iloc[0]}'s, without work." if len(rows) == 1
+                            else f"The harness flagged {len(rows)} rows as more than 20 % from the median of their "
+                                 f"point, all without work: {listing(sorted(set(rows.server)))}."),
         "ol_java_caps0": "; ".join(f"{srv}: {span_of(g.achieved_rps, ',.0f')}" for srv, g in caps0.groupby("server"))
         or NA,
         "ol_spread20": number(spread20, ".1f"),

@@ -127,7 +127,62 @@ def outliers(scale) -> dict:
         "sx_out_cpu": f"{int(moved.sum())}",
         "sx_out_rest": f"{len(rest)}",
         "sx_out_rest_range": span_of(shift, ".0f", " %"),
+        "sx_out_said": markdown(_outliers_said(len(df), len(out), int(out.generator_bound.sum()),
+                                               int(out.noisy.sum()), int(late.sum()), int(moved.sum()), len(rest),
+                                               span_of(shift, ".0f", " %"))),
     }
+
+
+def _outliers_said(runs: int, k: int, bound: int, noisy: int, late: int, cpu: int, rest: int, rest_by: str) -> str:
+    """The paragraph on the flagged runs, in every case the data can produce (none flagged, one, a mark that no run
+    carries): how many were flagged, the marks that explain them, and how far the unmarked rest moved."""
+    if k == 0:
+        return f"The harness flagged none of the {runs:,} runs: every one answered within 20 % of its point's median."
+    one = k == 1
+    head = (f"The harness flagged one of the {runs:,} runs as more than 20 % from its point's median requests per second."
+            if one else
+            f"The harness flagged {k:,} of the {runs:,} runs as more than 20 % from their point's median requests per second.")
+
+    def were(n: int) -> str:
+        return "it was" if one else f"{n:,} {'was' if n == 1 else 'were'}"
+    late_said = ("" if not late else "; it ran in the run's last quarter of an hour" if noisy == 1 else
+                 f"; {'all' if late == noisy else f'{late:,}'} of those in the run's last quarter of an hour")
+    marks = []
+    if bound:
+        marks.append(f"{were(bound)} generator-bound (the rate is `wrk`'s)")
+    if noisy:
+        marks.append(f"{were(noisy)} noisy (something beside the server and `wrk` used more than a quarter of a core"
+                     f"{late_said})")
+    if cpu:
+        marks.append(("the server's own CPU per request moved" if one else f"in {cpu:,} the server's own CPU per request "
+                      "moved") + " by 20 % or more with the rate")
+    said = [head]
+    if marks:
+        said.append(("" if one else "Of these, ") + listing(marks) + ".")
+        said[-1] = said[-1][0].upper() + said[-1][1:]
+    if rest == 0:
+        said.append("" if one else "Each flagged run carries at least one of these marks.")
+    elif one:
+        said.append(f"It carries none of the marks the harness sets: its CPU per request moved by {rest_by}, below the "
+                    f"20 % line.")
+    elif rest == k:
+        said.append(f"None of them carries a mark the harness sets: they moved their CPU per request by {rest_by}, "
+                    f"below the 20 % line.")
+    else:
+        which = "the one that has none moved its" if rest == 1 else f"the {rest:,} that have none moved their"
+        said.append(f"A run may have more than one of these marks; {which} CPU per request by {rest_by}, below the "
+                    f"20 % line.")
+    return " ".join(x for x in said if x)
+
+
+def _noisy_said(k: int, n: int) -> str:
+    """The sentence on the syscalls runs flagged noisy (the claim beside it checks that their counts held)."""
+    if k == 0:
+        return f"The harness flagged none of its {n:,} runs as noisy."
+    them = ("its counts are within 10 % of its server's median, which includes it" if k == 1 else
+            "their counts are within 10 % of their server's median, which includes them")
+    return (f"The harness flagged {k:,} of its {n:,} runs as noisy (something else used the machine meanwhile); "
+            f"{them}.")
 
 
 def per_server(scale, idle) -> dict:
@@ -208,6 +263,7 @@ def kernel(sc) -> dict:
     return values | {
         "sx_sc_rate": f"{SC.rate.iloc[0]:,.0f}",
         "sx_sc_noisy": f"{int(rows.noisy.sum())} of its {len(rows)}",
+        "sx_sc_noisy_said": _noisy_said(int(rows.noisy.sum()), len(rows)),
         "sx_sc_conns": f"{int(SC.connections.iloc[0])}",
         "sx_sc_repeats": words(int(SC.repeats.min())),
         "sx_sc_uring_enter": span_of(asks.loc[has(URING), "io_uring_enter"], ".1f"),
@@ -355,8 +411,9 @@ def summary(scale, idle) -> dict:
     how_much = span(close_x.min(), close_x.max(), ".1f", " times") + (
         f" as much (the least in `{close_x.idxmin()}`, the most in `{close_x.idxmax()}`)" if len(close_x) > 1
         else " as much")
+    served = len(served_all(scale, g))
     return {
-        "sx_sum_served": words(len(served_all(scale, g))),
+        "sx_sum_served": f"{words(served)} server{'' if served == 1 else 's'}",
         "sx_sum_models": markdown(f"every model that serves connections at once (all but {ids(sequential)})"
                                   if sequential else "every model"),
         "sx_sum_close": markdown(how_much),

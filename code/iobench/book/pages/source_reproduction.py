@@ -13,6 +13,7 @@ import pandas as pd
 
 from iobench.book.claims import claim
 from iobench.book.phrases import NA, listing, repeats, span, span_of
+from iobench.book.phrases import flagged as flagged_said
 from iobench.data.report import value_in
 from iobench.load import drivers
 
@@ -219,11 +220,12 @@ def backlog(bl) -> dict:
 
 def _backlog_outliers(bl) -> dict:
     flagged = bl.df[bl.df.outlier]
-    return {"bl_outliers": len(flagged), "bl_outlier_list": "; ".join(
-        f"{r.server}, backlog {r.backlog}, {r.connections} clients, repeat {r.repeat}: "
-        + (f"ab gave up ({r.failure.split(':')[0]})" if not r.ok else
-           f"{r.rps:,.0f} requests per second, slowest request {r.max_ms:,.0f} ms")
-        for r in flagged.itertuples()) or "none"}
+    explained = [f"{r.server}, backlog {r.backlog}, {r.connections} clients, repeat {r.repeat}: "
+                 + (f"ab gave up ({r.failure.split(':')[0]})" if not r.ok else
+                    f"{r.rps:,.0f} requests per second, slowest request {r.max_ms:,.0f} ms")
+                 for r in flagged.itertuples()]
+    return {"bl_outliers": len(flagged), "bl_outlier_list": "; ".join(explained) or "none",
+            "bl_outliers_said": flagged_said(explained)}
 
 
 def delay_summary(dl) -> pd.DataFrame:
