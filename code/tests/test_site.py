@@ -122,18 +122,11 @@ OVERFLOW_JS = """() => {
 }"""
 
 
-# The reading flow at the current width: tables wider than the text column outside a collapsed dropdown
-# (<details> not open) and outside deep-dive sections (a ## heading starting "Deep dive"), and every image
-# with the width the page shows it at (its width attribute or style, or its own, at most the column's).
+# Every image of the page with the width the page shows it at (its width attribute or style, or its own, at most the
+# column's). Tables are TABLES_JS's.
 READING_JS = """() => {
   const col = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   const width = col.clientWidth;
-  const deep = e => { for (let s = e.closest('section'); s; s = s.parentElement && s.parentElement.closest('section')) {
-      const h = s.querySelector(':scope > h2'); if (h && /^deep dive/i.test(h.textContent.trim())) return true; }
-    return false; };
-  const tables = Array.from(col.querySelectorAll('table'))
-    .filter(t => !t.closest('details:not([open])') && !deep(t) && t.scrollWidth > width + 1)
-    .map(t => `${t.scrollWidth} px, ${t.rows.length} rows: "${(t.textContent || '').trim().slice(0, 40)}"`);
   // an image's width as shown (a collapsed one's: what its width attribute or style, or its own, would give)
   const shownWidth = (e, own) => e.getBoundingClientRect().width ||
     Math.min(parseFloat(e.style.width) || parseFloat(e.getAttribute('width')) || own, width);
@@ -142,7 +135,7 @@ READING_JS = """() => {
       shown: shownWidth(i, i.naturalWidth)})),
     ...Array.from(col.querySelectorAll('object[data]')).map(o => ({src: o.getAttribute('data'), natural: 0,
       shown: shownWidth(o, 0)}))];
-  return {width, tables, images};
+  return {width, images};
 }"""
 
 
@@ -243,18 +236,6 @@ def test_the_overflow_check_sees_what_sticks_out_and_not_what_scrolls(browser):
     assert overflow(tab) and "pre" in overflow(tab)[-1]
     tab.set_content(column.format('<div style="overflow-x: auto"><pre>' + 'x' * 400 + '</pre></div>'))
     assert overflow(tab) == []
-    tab.close()
-
-
-def test_the_reading_check_sees_wide_tables_in_the_flow_only(browser):
-    tab = browser.new_page(viewport=VIEWPORT)
-    wide = '<table><tr>' + '<td>column</td>' * 80 + '</tr></table>'
-    page = ('<article class="bd-article" style="width: 600px"><section><h2>Results</h2>{}</section>'
-            '<section><h2>Deep dive: every repeat</h2>{}</section></article>')
-    tab.set_content(page.format(wide, ''))
-    assert len(tab.evaluate(READING_JS)["tables"]) == 1
-    tab.set_content(page.format('<details><summary>full table</summary>' + wide + '</details>', wide))
-    assert tab.evaluate(READING_JS)["tables"] == []
     tab.close()
 
 
@@ -449,10 +430,8 @@ def test_page(page, site, server, browser):
 
     # Nothing wider than the window or the text column at 1280 px.
     assert overflow(tab) == [], f"{page}: sticks out at {VIEWPORT['width']} px: {overflow(tab)}"
-    # In the reading flow, no table wider than the text column (the full table goes in a collapsed dropdown
-    # or a deep dive), and no figure whose text the page shows too small to read.
+    # No image a reader cannot read at the width the page shows it (text, series, legend; a record of its size).
     reading = tab.evaluate(READING_JS)
-    assert not reading["tables"], f"{page}: tables wider than the {reading['width']} px column: {reading['tables']}"
     assert not (small := small_text(site, url, reading["images"])), f"{page}: figures a reader cannot read: {small}"
 
     # Every figure (a plot, a drawing) is a <figure> with a caption; every table names its columns

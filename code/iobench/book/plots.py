@@ -34,8 +34,14 @@ def _grid(servers: list[str], columns: int = 1, height: float = 2.9):
     figure and, per row, its axes and the servers it draws."""
     groups, titles = [servers], [""]
     if len(servers) > FACET_ABOVE:
+        cap = FACET_ABOVE - (1 if "nginx" in servers else 0)  # servers a panel draws beside the reference
         families = [(fam, [s for s in servers if family(s) == fam and s != "nginx"]) for fam in FAMILIES]
-        groups, titles = _merge_small([mine for _, mine in families if mine], [f for f, mine in families if mine])
+        chunked = []
+        for fam, mine in families:
+            parts = _even_parts(mine, cap) if mine else []
+            chunked += [(f"{fam} ({i + 1} of {len(parts)})" if len(parts) > 1 else fam, part)
+                        for i, part in enumerate(parts)]
+        groups, titles = _merge_small([part for _, part in chunked], [title for title, _ in chunked])
         if "nginx" in servers:
             groups = [["nginx"] + mine for mine in groups]
     fig, axes = plt.subplots(len(groups), columns, figsize=(figures.COLUMN_IN, height * len(groups) + 0.6),
@@ -44,6 +50,18 @@ def _grid(servers: list[str], columns: int = 1, height: float = 2.9):
         for row, title in zip(axes, titles):
             row[0].set_title(title, fontsize="medium")
     return fig, [(list(row), mine) for row, mine in zip(axes, groups)]
+
+
+def _even_parts(items: list[str], cap: int) -> list[list[str]]:
+    """items in as few parts of at most `cap` as they need, as even as they can be (seven in parts of five: 4 and 3)."""
+    n = -(-len(items) // cap)
+    size, extra = divmod(len(items), n)
+    out, at = [], 0
+    for i in range(n):
+        take = size + (1 if i < extra else 0)
+        out.append(items[at:at + take])
+        at += take
+    return out
 
 
 def _merge_small(groups: list[list[str]], titles: list[str]) -> tuple[list[list[str]], list[str]]:
@@ -85,10 +103,12 @@ class Notes:
     def __init__(self):
         self.bound = False
         self.unserved = False
+        self.percentiles = False  # solid p50, dashed p99 (latency)
 
     def __ior__(self, other: "Notes") -> "Notes":
         self.bound |= other.bound
         self.unserved |= other.unserved
+        self.percentiles |= other.percentiles
         return self
 
 
@@ -117,6 +137,9 @@ def _draw(ax, x, y, lo, hi, g, server) -> Notes:
 def _handles(ax, notes: Notes):
     """The axes' legend entries, and one for each marking the figure used."""
     handles, labels = ax.get_legend_handles_labels()
+    if notes.percentiles:
+        handles += [Line2D([], [], color="black", marker="o"), Line2D([], [], color="black", marker="^", linestyle="--")]
+        labels += ["solid: p50", "dashed: p99 (min-max)"]
     if notes.bound:  # one grey hollow marker says what hollow means, for every series
         handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
                               markeredgecolor="grey", markeredgewidth=1.5))
@@ -177,6 +200,7 @@ def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, c
             notes |= _draw(ax, g["connections"], g[column], g[column + "_min"], g[column + "_max"], g, server)
         if log_x:
             ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
         ax.set_ylim(bottom=0)
         ax.set_ylabel(ylabel)
     panels[-1][0].set_xlabel("concurrent connections")
@@ -199,14 +223,17 @@ def latency(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: fl
         for server in servers:
             g = series[server]
             x, look = g["connections"], style(server)
-            ax.plot(x, g["p50_ms"], label=f"{server} p50", **look)
+            ax.plot(x, g["p50_ms"], label=server, **look)  # one key entry per server; the line styles keyed once
             ax.errorbar(x, g["p99_ms"], yerr=[g["p99_ms"] - g["p99_ms_min"], g["p99_ms_max"] - g["p99_ms"]],
-                        marker="^", linestyle="--", color=look["color"], capsize=3, label=f"{server} p99")
+                        marker="^", linestyle="--", color=look["color"], capsize=3, label="_p99")
             notes |= _hollow(ax, x, g["p50_ms"], g, look["color"], look["marker"])
             _hollow(ax, x, g["p99_ms"], g, look["color"], "^")
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
         ax.set_ylabel("latency (ms)")
+    notes.percentiles = True
     panels[-1][0].set_xlabel("concurrent connections")
     title = f"Latency percentiles, {tool} {mode}"
     return _finish_panels(fig, panels, ds, title, notes)
@@ -236,6 +263,7 @@ def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work
             _hollow(ax2, x, g["threads"], g, look["color"], look["marker"])
         for ax, label in ((ax1, mem_label), (ax2, "peak threads")):
             ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
             ax.set_ylabel(label)
             ax.set_ylim(bottom=0)
         _legend(ax2, notes)
@@ -273,6 +301,7 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
         if len(closed):
             ax.axhline(closed["p99_ms"].iloc[0], linestyle="--", color="grey", label="closed loop p99")
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
         ax.set_title(server, fontsize="medium")
         if ax.get_subplotspec().is_last_row() or ax is axes.flat[len(servers) - 1]:
             ax.set_xlabel("offered (% of capacity)")
@@ -309,6 +338,7 @@ def idle_memory(ds: Dataset, idle_conns: int):
     ax.set_yticks(y, [f"{sid} ({lang.get(sid, '')})" + (f", up to {to:,}" if to != idle_conns else "")
                       for sid, to in zip(top["server"], top["to"])])
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel("KiB of server memory (PSS) per additional idle connection, log scale")
     ax.set_title("Memory per additional idle connection")
     ax.legend(handles=handles, loc="lower right", fontsize="small")
@@ -318,10 +348,21 @@ def idle_memory(ds: Dataset, idle_conns: int):
 
 
 def plain_log_ticks(axis) -> None:
-    """A log axis labelled in plain numbers at 1, 2, 3 and 5 of each decade ("20", "500", "2,000"), never "2×10¹"."""
+    """A log axis labelled in plain numbers ("20", "500", "2,000", "0.1"), never "2×10¹" or "10⁻¹": at 1, 2, 3 and 5
+    of each decade where the axis spans a few, at each power of ten only where it spans more (labels never crowd)."""
+    import math
+
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(v, _):
+        lo, hi = sorted(axis.get_view_interval())
+        wide = lo > 0 and math.log10(hi / lo) > 2.5
+        lead = round(v / 10 ** math.floor(math.log10(v))) if v > 0 else 0
+        if wide and lead != 1:
+            return ""
+        return f"{v:,.0f}" if v >= 1 else f"{v:g}"
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
 
 
@@ -478,9 +519,11 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
                     label="1 Gbit/s payload limit")
     for ax in (ax1, ax2):
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xticks([1, 2, 5, 10, 50, 100], ["1k", "2k", "5k", "10k", "50k", "100k"])
     ax2.set_xlabel("message size (KiB)")
     ax1.set_yscale("log")
+    plain_log_ticks(ax1.yaxis)
     ax1.set_ylabel("messages per second (echoes)")
     ax2.set_ylabel("payload MB/s, one direction")
     ax2.set_ylim(bottom=0)
