@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book book-student test test-live test-platform book-checks system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
+.PHONY: book book-student lint test test-live test-platform book-checks system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -75,7 +75,7 @@ code:
 # student edition, the site test in Chromium and the glued numbers all read that one build.
 # The harness's live side is covered by the unit tests (one smoke capture per experiment kind, read
 # by each page's reader: test_smoke_captures.py); `make test-live` executes every page live.
-test: setup code unit
+test: setup code lint unit
 	code/tools/build-book
 	$(MAKE) book-checks BUILT=.
 
@@ -113,6 +113,10 @@ glue-check: book
 	python code/tools/glue_values.py . --check book/glue-values.json
 glue-snapshot: book
 	python code/tools/glue_values.py . > book/glue-values.json
+
+## make lint: the harness, its tests and the tools as ruff.toml asks (pinned in requirements.txt).
+lint: setup
+	ruff check code/iobench code/tests code/tools
 
 unit:
 	python -m pytest -q --durations=25 code/tests -m "not site and not live"

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -521,3 +520,17 @@ def test_make_lab_serves_the_chapters_and_stops_with_nothing_left(tmp_path):
             proc.wait()
     left = subprocess.run(["pgrep", "-f", f"ServerApp.port={port}"], capture_output=True, text=True).stdout
     assert not left.strip(), f"make lab left processes behind: {left}"
+
+
+def test_the_linter_make_test_runs_fails_on_an_unused_import_and_passes_clean_code(tmp_path):
+    """make lint: ruff, pinned in requirements.txt, with the project's ruff.toml."""
+    import shutil
+    ruff = shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) or shutil.which("ruff")
+    assert ruff, "ruff is not installed: make setup installs it (requirements.txt)"
+    (tmp_path / "bad.py").write_text("import os\n")
+    (tmp_path / "good.py").write_text("import os\n\nprint(os.sep)\n")
+    config = ["--config", str(ROOT / "ruff.toml")]
+    bad = subprocess.run([ruff, "check", *config, str(tmp_path / "bad.py")], capture_output=True, text=True)
+    good = subprocess.run([ruff, "check", *config, str(tmp_path / "good.py")], capture_output=True, text=True)
+    assert bad.returncode == 1 and "F401" in bad.stdout, bad.stdout
+    assert good.returncode == 0, good.stdout
