@@ -276,7 +276,8 @@ COMMANDS = [
     ("list", cmd_list, "servers and datasets", []),
     ("serve", cmd_serve, "start one server in the foreground; Ctrl-C stops it", [
         SERVER,
-        _arg("--port", type=number(0, 65535, int), default=0, help="0 (default): any free port, printed as READY port=N"),
+        _arg("--port", type=number(0, 65535, int), default=0,
+             help="0 (default): any free port, printed as READY port=N"),
         _arg("--host", type=address, default="127.0.0.1"),
         _arg("--work-ms", type=WORK_MS, default=0.0, help="simulated blocking work per request"),
         _arg("--spin-us", type=number(0, 60e6), default=0.0, help="simulated CPU work per request"),

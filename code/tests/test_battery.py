@@ -98,7 +98,8 @@ def one_answer_server(answer: bytes, close: bool = True):
     (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 100\r\n\r\nshort", True, True,
      "malformed request line: 400 Bad Request, cut short after "),
     (BODY, True, False, "answered the book's body without a status line"),
-    (b"<html>Error code: 400</html>\n", False, False, "29 bytes without a status line, and the connection stayed open for 1 s"),
+    (b"<html>Error code: 400</html>\n", False, False,
+     "29 bytes without a status line, and the connection stayed open for 1 s"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n" + BODY, True, False, "answered 200"),
 ])
 def test_malformed_request_line_reports_what_arrived(answer, close, passed, detail, monkeypatch):
@@ -124,7 +125,7 @@ def test_malformed_request_line_reports_what_arrived(answer, close, passed, deta
 ])
 def test_python_http_server_bad_arguments_are_a_setup_error(args, named):
     """The server contract: exit 1 on a setup error, naming the failing call (argparse alone exits 2)."""
-    p = subprocess.run([sys.executable, str(CODE / "iobench" / "servers" / "baselines" / "python_http_server.py"), *args],
-                       capture_output=True, text=True, timeout=30)
+    server = CODE / "iobench" / "servers" / "baselines" / "python_http_server.py"
+    p = subprocess.run([sys.executable, str(server), *args], capture_output=True, text=True, timeout=30)
     assert p.returncode == 1 and p.stdout == ""
     assert f"error: parse arguments: {named}\n" in p.stderr and p.stderr.startswith("usage:")

@@ -16,7 +16,7 @@ from iobench.run.lifecycle import StartError
 from iobench.run.results import DatasetWriter
 from iobench.servers import manifest
 from iobench.servers.manifest import Server
-from test_lifecycle import CODE, HERE, contract_server
+from test_lifecycle import CODE, contract_server
 from test_results import PLAN
 
 BEYOND = str(max(os.sched_getaffinity(0)) + 1)  # a CPU this machine does not have (7 on the book's 2 cores)
@@ -52,8 +52,10 @@ MISTAKES = [
     ([], "required"),
     (["frobnicate"], "invalid choice"),
     (["run", "no-such-dataset"], "unknown dataset 'no-such-dataset'; known: "),
-    (["run", "c-servers", "--servers", "no-such-server"], "'no-such-server' is not a server of c-servers; its servers: nginx"),
-    (["run", "c-servers", "--servers", "c-epoll", "java-netty", "nope"], "'java-netty' and 'nope' are not servers of c-servers"),
+    (["run", "c-servers", "--servers", "no-such-server"],
+     "'no-such-server' is not a server of c-servers; its servers: nginx"),
+    (["run", "c-servers", "--servers", "c-epoll", "java-netty", "nope"],
+     "'java-netty' and 'nope' are not servers of c-servers"),
     (["run", "c-servers", "--profile", "smoke", "--server-cpus", "{beyond}"], "not among this machine's usable CPUs"),
     (["run", "c-servers", "--client-cpus", "1-a"], "is not a CPU list"),
     (["run", "c-servers", "--client-cpus", "1-0"], "is not a CPU list"),

@@ -52,7 +52,7 @@ def test_a_setting_adds_its_jvm_flags_before_the_classpath_and_names_its_files()
     assert argv[argv.index("--timeline") + 1] == "raw/x.timeline.jsonl"
     assert "pool-lax" in point.label() and ClientPoint("jetty", "burst", 10).jvm_flags == ()
     with pytest.raises(KeyError):
-        ClientPoint("jetty", "burst", 10, setting="no-such").jvm_flags
+        _ = ClientPoint("jetty", "burst", 10, setting="no-such").jvm_flags
     # the burst study's plan: every client at both pools, Apache at 10,000 with each setting
     points = clientrun.CLIENT_BURST.points
     assert {(p.client, p.connections) for p in points if not p.setting} == {
@@ -208,8 +208,10 @@ def test_a_thread_dump_gives_each_thread_its_group_state_cpu_and_where_it_waits(
             '"HttpClient@6d3af739-41" #40 TIMED_WAITING cpu=0.3ms on java.lang.Object@1b2c\n'
             '\tat java.base@25.0.3/jdk.internal.misc.Unsafe.park(Native Method)\n\n'
             '"HttpClient-1-SelectorManager" #20 daemon RUNNABLE cpu=4.0ms\n'     # a class loader before the module
-            '\tat platform/java.net.http@25.0.3/jdk.internal.net.http.HttpClientImpl.purgeTimeouts(HttpClientImpl.java:9)\n'
-            '\tat platform/java.net.http@25.0.3/jdk.internal.net.http.HttpClientImpl$SelectorManager.run(HttpClientImpl.java:1)\n\n'
+            '\tat platform/java.net.http@25.0.3/'
+            'jdk.internal.net.http.HttpClientImpl.purgeTimeouts(HttpClientImpl.java:9)\n'
+            '\tat platform/java.net.http@25.0.3/'
+            'jdk.internal.net.http.HttpClientImpl$SelectorManager.run(HttpClientImpl.java:1)\n\n'
             '"Signal Dispatcher" #13 daemon RUNNABLE cpu=0.0ms\n')
     got = clientload.thread_dump(dump)
     assert [t["group"] for t in got] == ["OkHttp http", "HttpClient-#", "HttpClient-#-SelectorManager",

@@ -192,7 +192,8 @@ def test_setup_errors_exit_1_and_name_the_call(server_id, tmp_path):
 GET, GET_CLOSE = request_bytes("/", "HTTP/1.1"), request_bytes("/", "HTTP/1.1", close=True)
 CLOSING = [  # a request that ends its connection, and exactly what comes back before the close
     ("Connection: close", GET_CLOSE, RESPONSE_CLOSE),
-    ("9 pipelined requests, then one with Connection: close", GET * 9 + GET_CLOSE, RESPONSE_KEEP_ALIVE * 9 + RESPONSE_CLOSE),
+    ("9 pipelined requests, then one with Connection: close", GET * 9 + GET_CLOSE,
+     RESPONSE_KEEP_ALIVE * 9 + RESPONSE_CLOSE),
     ("not HTTP", b"THIS IS NOT HTTP\r\n\r\n", RESPONSE_400),
     ("a request body", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", RESPONSE_400),
     ("headers over 8 KiB", b"GET / HTTP/1.1\r\nX-Big: " + b"x" * 8200, RESPONSE_431),
@@ -262,7 +263,8 @@ def test_pipelined_batches_without_nagle_stalls(server_id, work_ms, tmp_path):
     median = sorted(took)[batches // 2]
     assert median < own_s + stall_s / 2, (
         f"a batch of {depth} pipelined requests took {median * 1e3:.0f} ms (median of {batches}: "
-        f"{', '.join(f'{t * 1e3:.0f}' for t in took)} ms), {own_s * 1e3:.0f} ms of it the server's own: a stall per batch?")
+        f"{', '.join(f'{t * 1e3:.0f}' for t in took)} ms), {own_s * 1e3:.0f} ms of it the server's own: "
+        "a stall per batch?")
     assert_clean_exit(srv)
 
 
@@ -336,7 +338,8 @@ def test_idle_timeout_option_none_is_the_default_and_0_is_never(tmp_path):
     assert contract_flags(ServerOptions(idle_timeout_s=0))[-2:] == ["--idle-timeout-s", "0"]
     assert contract_flags(ServerOptions(idle_timeout_s=1.5))[-2:] == ["--idle-timeout-s", "1.5"]
     assert "--idle-timeout-s" not in get("java-seed000-netty").argv(ServerOptions(idle_timeout_s=0), tmp_path)
-    for idle, line in ((None, "keepalive_timeout 75s;"), (0, "keepalive_timeout 1d;"), (2, "keepalive_timeout 2000ms;")):
+    for idle, line in ((None, "keepalive_timeout 75s;"), (0, "keepalive_timeout 1d;"),
+                       (2, "keepalive_timeout 2000ms;")):
         workdir = tmp_path / f"nginx-{idle}"
         get("nginx").prepare(ServerOptions(port=8080, idle_timeout_s=idle), workdir)
         assert line in (workdir / "nginx.conf").read_text()

@@ -9,9 +9,10 @@ from iobench.servers.manifest import CODE, Server
 
 
 def no_read_server() -> Server:
+    script = CODE / "iobench" / "servers" / "demos" / "no_read_server.py"
     return Server(id="demo-no-read", model="answers without reading the request", lang="Python",
-                  summary="demo", argv=lambda o, w: [sys.executable, str(CODE / "iobench" / "servers" / "demos" / "no_read_server.py"),
-                                                     "--port", str(o.port), "--host", o.host])
+                  summary="demo",
+                  argv=lambda o, w: [sys.executable, str(script), "--port", str(o.port), "--host", o.host])
 
 
 def test_ab_stops_on_a_reset_from_a_server_that_does_not_read():

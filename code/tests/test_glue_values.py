@@ -19,7 +19,8 @@ PAGE = {
     "c_rps": glue_output("c_rps", {"text/plain": "1234.5"}),
     "fig": glue_output("fig", {"image/png": "iVBOR...", "text/plain": ["<Figure size 640x480 ", "with 1 Axes>"]}),
     "img": glue_output("img", {"image/png": "iVBOR..."}),
-    "md": glue_output("md", {"text/markdown": "`c-epoll` and `nginx`", "text/plain": "<IPython.core.display.Markdown object>"}),
+    "md": glue_output("md", {"text/markdown": "`c-epoll` and `nginx`",
+                             "text/plain": "<IPython.core.display.Markdown object>"}),
 }
 
 

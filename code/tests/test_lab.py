@@ -74,5 +74,6 @@ def test_a_java_client_against_a_lab_server_reports_every_request_it_was_offered
     with lab.server("c-epoll", work_ms=5) as srv:
         run = lab.client_load(srv.port, "jdk", seconds=1, warmup_s=0.5, rate=100, connections=4)
     assert run["client"] == "jdk" and abs(run["offered"] - 100) <= 1
-    assert run["ok"] + run["non2xx"] + run["timeouts"] + run["rejected"] + run["errors"] + run["dropped"] == run["offered"]
+    answered = run["ok"] + run["non2xx"] + run["timeouts"] + run["rejected"] + run["errors"] + run["dropped"]
+    assert answered == run["offered"]
     assert run["p50_ms"] >= 5  # the server's timer

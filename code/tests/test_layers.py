@@ -154,6 +154,7 @@ def test_the_checks_find_a_circle_an_upward_import_and_a_kind_that_reaches_into_
 
 
 def test_a_module_outside_every_layer_is_named(tmp_path):
-    root = _package(tmp_path, {"helpers.py": "", "book/__init__.py": "", "book/plots.py": "from iobench import helpers\n"})
+    root = _package(tmp_path, {"helpers.py": "", "book/__init__.py": "",
+                               "book/plots.py": "from iobench import helpers\n"})
     with pytest.raises(ValueError, match="iobench.helpers is in no layer"):
         upward(graph(root))

@@ -280,7 +280,8 @@ def test_the_schedule_is_kept_and_every_request_accounted(built, rate):
     assert sum(d["timeline"]) == d["ok"]
 
 
-@pytest.mark.live  # the rate as the server saw it, within 1 % and even per 100 ms: steal moves it (CI: 18,945 of 20,000)
+# the rate as the server saw it, within 1 % and even per 100 ms: steal moves it (CI: 18,945 of 20,000)
+@pytest.mark.live
 @pytest.mark.parametrize("rate", [2000, 10000])
 def test_the_rate_is_kept(built, rate):
     """2 s at R requests/s: exactly 2R offered, and the server counts them all."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -115,7 +114,8 @@ def test_every_python_process_of_a_page_notes_what_it_read_ran_and_imported_and_
         "open(root + '/data/written.txt', 'w').write('x')\n"
         "os.listdir(root + '/data')\n"
         "subprocess.run(['/bin/true', '-cp', root + '/code/c:' + root + '/code/bin/*', root + '/code/bin/iobench'])\n"
-        "killed = 'import os, signal; open(' + repr(root + '/data/b/results.csv') + ').read(); os.kill(os.getpid(), 9)'\n"
+        "killed = 'import os, signal; open(' + repr(root + '/data/b/results.csv') + ').read(); "
+        "os.kill(os.getpid(), 9)'\n"
         "subprocess.run([sys.executable, '-c', killed])\n"  # a kernel stopped with SIGKILL has noted what it read
         "import json\n")
     env = dict(os.environ, PYTHONPATH=f"{HOOK}{os.pathsep}{ROOT / 'code'}", IOBENCH_INPUTS_LOG=str(notes),

@@ -1,6 +1,5 @@
 """The book's vocabulary for prose from data (iobench/book/phrases.py), in every case a capture can produce: equal
 ends, zeros, one repeat, one server, a smoke run's missing values."""
-import math
 
 import pandas as pd
 import pytest
@@ -61,8 +60,8 @@ def test_tally_spells_small_counts_and_takes_other_verbs():
     with pytest.raises(ValueError):
         tally(3, 2, "run")
     assert [tally(k, n, "pair", verbs=None) for k, n in ((2, 3), (0, 3), (3, 3), (2, 2), (0, 2), (1, 1), (0, 1))] == [
-        "2 of the 3 pairs", "none of the 3 pairs", "all 3 pairs", "both pairs", "neither of the 2 pairs", "the one pair",
-        "no pair"]
+        "2 of the 3 pairs", "none of the 3 pairs", "all 3 pairs", "both pairs", "neither of the 2 pairs",
+        "the one pair", "no pair"]
 
 
 def test_each_says_a_value_shared_once():

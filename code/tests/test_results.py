@@ -288,7 +288,8 @@ def test_what_a_run_keeps_of_a_server_s_stderr_names_no_path_of_this_machine():
     from iobench.servers.manifest import ROOT
     line = f"called by X (file:{ROOT}/code/java/rpc/target/lib/a.jar)"
     assert metadata.portable_text(line) == "called by X (file:code/java/rpc/target/lib/a.jar)"
-    assert metadata.portable([f"{ROOT}/code/c/build/iom-openloop", "-c", "1"]) == ["code/c/build/iom-openloop", "-c", "1"]
+    assert metadata.portable([f"{ROOT}/code/c/build/iom-openloop", "-c", "1"]) == [
+        "code/c/build/iom-openloop", "-c", "1"]
 
 
 def test_slow_names_the_runs_measured_while_the_machine_ran_slow():

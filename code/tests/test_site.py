@@ -455,7 +455,8 @@ def test_page(page, site, server, browser):
         figures_seen.nth(i).screenshot(path=str(shot))
 
     # No broken image.
-    broken = tab.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    broken = tab.evaluate("Array.from(document.images)"
+                          ".filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     assert not broken, f"{page}: broken images {broken}"
 
     # No broken internal link (file and #fragment).
@@ -512,4 +513,5 @@ def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_pat
             c.outputs = []
     NotebookClient(fresh, timeout=300, kernel_name=kernel,
                    resources={"metadata": {"path": str((ROOT / page).parent)}}).execute()
-    assert all(c.outputs for c in fresh.cells if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", []))
+    assert all(c.outputs for c in fresh.cells
+               if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", []))

@@ -30,7 +30,8 @@ def code(text: str) -> dict:
 
 
 def test_a_solution_and_its_code_cells_go_and_the_rest_stays():
-    cells = [md("Intro.\n\n```{exercise}\n:label: e1\n\nWhy?\n```\n\n```{solution-start} e1\n:class: dropdown\n```\n\nSecret prose.\n"),
+    cells = [md("Intro.\n\n```{exercise}\n:label: e1\n\nWhy?\n```\n\n"
+                "```{solution-start} e1\n:class: dropdown\n```\n\nSecret prose.\n"),
              code("secret = 42"),
              md("More secret.\n\n```{solution-end}\n```\n\nAfter the solution.\n"),
              code("shown = 1"),

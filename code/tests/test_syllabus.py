@@ -19,7 +19,8 @@ def _book(tmp_path: Path) -> Path:
     (root / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "book/intro", "parts": [
         {"caption": "Models", "chapters": [{"file": "book/part/first"}, {"file": "book/part/second"}]}]}))
     (root / "book" / "part" / "first.md").write_text(HEADER.format(k="java") + "# The first\n\n" + "word " * 450 + "\n")
-    exercise = "```{exercise}\n:label: xN\n\nQ\n```\n\n```{solution-start} xN\n:class: dropdown\n```\n\nA\n\n```{solution-end}\n```\n\n"
+    exercise = ("```{exercise}\n:label: xN\n\nQ\n```\n\n"
+                "```{solution-start} xN\n:class: dropdown\n```\n\nA\n\n```{solution-end}\n```\n\n")
     (root / "book" / "part" / "second.md").write_text(
         HEADER.format(k="python3") + "# The second\n\n```{admonition} What you will learn\n:class: tip\n- a\n```\n\n"
         "Prerequisites: {doc}`first` and {doc}`the method <../method/measuring>`.\n\n"

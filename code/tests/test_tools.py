@@ -369,8 +369,9 @@ def test_check_toolchain_builds_and_runs_asan_and_libfuzzer_programs(tmp_path):
 
 def test_check_toolchain_names_the_missing_package(tmp_path):
     # What clang 14 prints without libclang-rt-14-dev.
-    proc = check_toolchain(tmp_path, clang_body="""
-echo "/usr/bin/ld: cannot find /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a: No such file or directory" >&2
+    missing = "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a"
+    proc = check_toolchain(tmp_path, clang_body=f"""
+echo "/usr/bin/ld: cannot find {missing}: No such file or directory" >&2
 echo "clang: error: linker command failed with exit code 1 (use -v to see invocation)" >&2
 exit 1
 """)

@@ -133,7 +133,8 @@ def drop_unchanged(app, env, docnames):
     why = getattr(app, "iobench_why", {})
     for docname in docnames:
         if docname in why:
-            shown = ", ".join(why[docname][:3]) + (f" and {len(why[docname]) - 3} more" if len(why[docname]) > 3 else "")
+            reasons = why[docname]
+            shown = ", ".join(reasons[:3]) + (f" and {len(reasons) - 3} more" if len(reasons) > 3 else "")
             logger().info(f"{docname}: executed again: {shown}")
 
 

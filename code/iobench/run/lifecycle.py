@@ -127,7 +127,7 @@ class ServerProcess:
             except procs.NotReady as exc:
                 if exc.why == "timeout":
                     raise ServerError(f"{self.server.id}: no READY line within {self.ready_timeout:.0f} s; "
-                                      f"stdout so far: {exc.seen[-200:]!r}; stderr: {self.stderr_tail()}")
+                                      f"stdout so far: {exc.seen[-200:]!r}; stderr: {self.stderr_tail()}") from None
                 self._fail_start(f"{'exited' if exc.why == 'exited' else 'closed stdout'} before READY", deadline)
             self._stdout_tail.append(rest)
             self.port = int(m.group(1))

@@ -294,8 +294,8 @@ class VethLink(_Link):
             self._made.append(ns)
         self._run("ip", "-n", self.netns, "link", "add", self.server_dev, "type", "veth",
                   "peer", "name", self.client_dev, "netns", self.client_netns)
-        for ns, dev, me, peer in ((self.netns, self.server_dev, self.server_host, self.client_host),
-                                  (self.client_netns, self.client_dev, self.client_host, self.server_host)):
+        for ns, dev, me in ((self.netns, self.server_dev, self.server_host),
+                            (self.client_netns, self.client_dev, self.client_host)):
             self._run("ip", "-n", ns, "link", "set", "lo", "up")
             self._run("ip", "-n", ns, "link", "set", dev, "mtu", str(self.mtu))
             self._run("ip", "-n", ns, "addr", "add", f"{me}/24", "dev", dev)

@@ -173,7 +173,7 @@ def _rejected_or_closed(s: socket.socket, what: str, route: Route) -> str:
             status = parse_status_line(status_line)
             if status is not None and 400 <= status[1] < 500:
                 return f"{what}: {status[1]} {status[2]}".rstrip() + f", cut short after {len(buf)} bytes by a close"
-            raise CaseFailed(f"{what}: {status_line!r}, cut short after {len(buf)} bytes by a close")
+            raise CaseFailed(f"{what}: {status_line!r}, cut short after {len(buf)} bytes by a close") from None
         raise CaseFailed(f"{what}: {exc}") from exc
     if 400 <= resp.status < 500:
         return f"{what}: {resp.status} {resp.reason}".strip()

@@ -220,12 +220,14 @@ C_SERVERS = [
     ("c-poll", "reactor: poll", "one event loop over poll(2)"),
     ("c-epoll", "reactor: epoll, level-triggered", "one event loop over epoll(7)"),
     ("c-epoll-et", "reactor: epoll, edge-triggered", "one event loop over epoll(7) with EPOLLET"),
-    ("c-epoll-reuseport", "one epoll reactor per core", "an epoll loop per core, each with its own SO_REUSEPORT socket"),
+    ("c-epoll-reuseport", "one epoll reactor per core",
+     "an epoll loop per core, each with its own SO_REUSEPORT socket"),
     ("c-epoll-workers", "epoll reactors in worker processes",
      "an epoll loop per worker process, as nginx: the port shared by SO_REUSEPORT, EPOLLEXCLUSIVE or not at all"),
     ("c-uring", "proactor: io_uring", "accept, recv and send queued on io_uring"),
     ("c-uring-multishot", "proactor: io_uring, multishot",
-     "multishot accept and receive into a provided-buffer ring, registered files, single issuer, deferred task running"),
+     "multishot accept and receive into a provided-buffer ring, registered files, single issuer, "
+     "deferred task running"),
 ]
 C_SPREAD = {"c-fork": "per-connection", "c-epoll-workers": "workers"}  # the others: one process holds them all
 for _id, _model, _summary in C_SERVERS:

@@ -86,8 +86,8 @@ def _chain() -> None:
 if os.environ.get("IOBENCH_INPUTS_LOG") and os.environ.get("IOBENCH_INPUTS_ROOT"):
     try:
         _note_inputs(os.environ["IOBENCH_INPUTS_LOG"],
-                     tuple(os.path.abspath(p) for p in (os.environ["IOBENCH_INPUTS_ROOT"], os.environ.get("IOBENCH_MINE"))
-                           if p))
+                     tuple(os.path.abspath(p)
+                           for p in (os.environ["IOBENCH_INPUTS_ROOT"], os.environ.get("IOBENCH_MINE")) if p))
     except OSError:
         pass  # no notes file: the page then counts as untraced, and is executed again next time
 _chain()

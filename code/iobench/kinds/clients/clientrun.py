@@ -206,12 +206,13 @@ COLUMNS = [
     "client_cpu_s", "client_cpu_us_per_req", "client_cpu_pct", "client_threads_max", "pss_kib", "thread_groups",
     "error_kinds", *TCP_COLUMNS,
     "java_version", "server", "server_cpu_s", "server_cpu_pct", "server_cpu_us_per_req",
-    "server_threads_max", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after", "outlier", "ok_run", "failure", "raw_file", "hlog_file",
+    "server_threads_max", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after", "outlier", "ok_run",
+    "failure", "raw_file", "hlog_file",
     "gc_log_file", "thread_dump_file", "timeline_file", "setting",
     "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
-KEYS = ["client", "setting", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction", "offered_rps",
-        "requests", "park_us"]
+KEYS = ["client", "setting", "experiment", "pool", "connections", "delay_ms", "link_rtt_ms", "mode", "fraction",
+        "offered_rps", "requests", "park_us"]
 
 
 def ceiling(point: ClientPoint) -> float | None:
@@ -315,9 +316,11 @@ class ClientExperiment(Experiment):
             "io_threads": point.io_threads, "delay_ms": point.delay_ms, "link_rtt_ms": point.link_rtt_ms,
             "mode": point.mode,
             "fraction": point.fraction, "offered_rps": point.offered_rps if point.mode == "open" else None,
-            "warmup_rate": point.warmup_rate or None, "ceiling_rps": ceiling(point), "max_in_flight": point.max_in_flight if point.mode == "open" else None,
+            "warmup_rate": point.warmup_rate or None, "ceiling_rps": ceiling(point),
+            "max_in_flight": point.max_in_flight if point.mode == "open" else None,
             "requests": point.requests, "park_us": point.park_us, "repeat": repeat,
-            "offered": offered, "sent": x.get("sent"), "ok": r.requests, "failed": failed if offered is not None else None,
+            "offered": offered, "sent": x.get("sent"), "ok": r.requests,
+            "failed": failed if offered is not None else None,
             "non2xx": r.non2xx, "timeouts": r.errors_timeout, "rejected": x.get("rejected"),
             "errors": x.get("errors"), "dropped": x.get("dropped"),
             "accounted": offered is not None and r.requests + failed + x.get("dropped", 0) == offered,
@@ -333,7 +336,8 @@ class ClientExperiment(Experiment):
             # process: start-up and warm-up included)
             "client_cpu_s": x.get("cpu_s"), "client_cpu_us_per_req": x.get("cpu_us_per_req"),
             "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
-            "pss_kib": x.get("pss_kib"),  # the client JVM's PSS when its run ended, read by itself (the C reference's: not read)
+            # the client JVM's PSS when its run ended, read by itself (the C reference's: not read)
+            "pss_kib": x.get("pss_kib"),
             "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
             "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
             **tcp_columns(m.probes["tcp"]),
@@ -404,7 +408,8 @@ class ClientDataset(Dataset):
         the answers, failures, pauses and every thread group's CPU (ms in that interval)."""
         got = pd.DataFrame(timeline((self.path / row["timeline_file"]).read_text()))
         got = got.fillna({c: 0 for c in got.columns if c != "busy"})
-        running = [c for c in got.columns if c.startswith("cpu_") or c in ("ok", "failed", "opened", "gc_ms", "gc_count")]
+        running = [c for c in got.columns
+                   if c.startswith("cpu_") or c in ("ok", "failed", "opened", "gc_ms", "gc_count")]
         return got.join(got[running].diff().fillna(0).add_prefix("d_"))
 
 

@@ -156,10 +156,10 @@ class EchoExperiment(Experiment):
                     timeout_s=5.0)
         url = f"tcp://{run.host}:{srv.port}"
         duration = self.duration(run)
-        load = Load(warmup=run.client_prefix + driver.argv(drivers.LoadSpec(tool="echo", duration_s=run.profile.warmup_s,
-                                                                             **spec), url),
-                    measured=run.client_prefix + driver.argv(drivers.LoadSpec(tool="echo", duration_s=duration,
-                                                                               **spec), url),
+        warmup = drivers.LoadSpec(tool="echo", duration_s=run.profile.warmup_s, **spec)
+        measured = drivers.LoadSpec(tool="echo", duration_s=duration, **spec)
+        load = Load(warmup=run.client_prefix + driver.argv(warmup, url),
+                    measured=run.client_prefix + driver.argv(measured, url),
                     timeout_s=duration * 4 + 60)
         probes = {"counters": Counters(run.link)}
         if point.capture == "tcpdump":

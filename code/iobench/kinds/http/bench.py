@@ -135,9 +135,10 @@ def worker_count_columns(text: str, file: str) -> dict:
     """c-epoll-workers' --worker-counts file (a line per worker as it stopped) as a row's columns."""
     lines = [tuple(map(int, m.groups()[2:])) for m in WORKER_LINE.finditer(text)]
     accepted = [a for a, _, _ in lines]
-    return {"workers_reported": len(lines), "accepted_total": sum(accepted), "accepted_min": min(accepted, default=None),
-            "accepted_max": max(accepted, default=None), "listen_wakeups": sum(w for _, w, _ in lines),
-            "listen_empty": sum(e for _, _, e in lines), "worker_counts_file": file}
+    return {"workers_reported": len(lines), "accepted_total": sum(accepted),
+            "accepted_min": min(accepted, default=None), "accepted_max": max(accepted, default=None),
+            "listen_wakeups": sum(w for _, w, _ in lines), "listen_empty": sum(e for _, _, e in lines),
+            "worker_counts_file": file}
 
 
 class HttpExperiment(Experiment):

@@ -1,4 +1,5 @@
-"""What each closed-loop HTTP dataset measures: servers x load points (the many-connections plans are in scaleplans.py)."""
+"""What each closed-loop HTTP dataset measures: servers x load points (the many-connections plans are in
+scaleplans.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
