@@ -6,8 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import reads_like_the_book
+from conftest import reads_as_prose, reads_like_the_book
 
+from iobench.book.pages import mina_netty_results
 from iobench.kinds.echo import echo, echorun
 from iobench.kinds.echo import echoplans
 from iobench.kinds.echo.echo import ECHO_SERVERS, read_stats, stats_summary
@@ -166,6 +167,7 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     ds = echo.load(path, "smoke")
     assert len(ds.df) == 3 and ds.df["ok"].all()
     reads_like_the_book(ds, "echo-experiments")
+    reads_as_prose(mina_netty_results.experiments(ds))  # the chapter's sentences, from a smoke capture
     assert (ds.df["errors"] == 0).all()
     trace = ds.df[ds.df["capture"] == "tcpdump"].iloc[0]
     pcap = next((path / "raw").rglob("*.pcap.gz"))
