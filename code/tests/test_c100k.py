@@ -23,7 +23,8 @@ def test_a_point_is_unfit_for_a_server_only_where_its_own_limit_says(monkeypatch
     monkeypatch.setattr(limits, "nofile", lambda: {"soft": 20_000, "hard": 20_000})
     monkeypatch.setattr(limits, "sysctl", lambda name: "32768" if name == "kernel.pid_max" else "")
     one, workers, fork = (manifest.get(s) for s in ("c-epoll", "c-epoll-workers", "c-fork"))
-    at = lambda n: P("wrk", 40, True, idle_conns=n)  # noqa: E731
+    def at(n):
+        return P("wrk", 40, True, idle_conns=n)
     assert bench.unfit(one, at(19_000), None) == ""
     assert "needs 100,104 file descriptors in one process; the limit here is 20,000" in bench.unfit(one, at(100_000),
                                                                                                       None)

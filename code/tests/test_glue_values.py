@@ -4,9 +4,8 @@ import json
 import sys
 from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
-sys.path.insert(0, str(TOOLS))
-import glue_values  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import glue_values
 
 
 def glue_output(name: str, data: dict) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "code" / "tools"))
-import page_inputs  # noqa: E402
+import page_inputs
 
 HOOK = ROOT / "code" / "tools" / "inputs"
 

@@ -121,7 +121,8 @@ def test_zeros_are_said_as_none(ds):
 def smoke_shaped(ds):
     """The datasets cut to what their smoke runs measure (code/tests/test_rpc.py's captures): the smoke plan's
     points and servers, one repeat, under the smoke profile."""
-    first = lambda df: df["repeat"] == 1  # noqa: E731
+    def first(df):
+        return df["repeat"] == 1
     rpc = variant(ds["rpc-provider"], lambda df: first(df) & df.server.isin(["rpc-netty", "rpc-netty-frame-binary"]) & (
         ((df.experiment == "warmup") & (df.window == 1)) | ((df.experiment == "writeup") & (df.via == "rpc-consumer"))
         | ((df.experiment == "keepalive") & ((df.close_every == 100) | (df.keep_alive_requests == 100)))

@@ -5,13 +5,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.colors as mcolors  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.colors as mcolors
+import pytest
 
 from iobench.book import plots
 from iobench.data import dataset
-from iobench.run.profiles import DATA  # noqa: E402
-from iobench.servers import manifest  # noqa: E402
+from iobench.run.profiles import DATA
+from iobench.servers import manifest
 
 EVERY = ("nginx", "python-http-server", *manifest.ids("C"), *manifest.ids("Java"),
          *(s[0] for s in manifest.JAVA_SEED_SERVERS), *manifest.ECHO_SERVERS,

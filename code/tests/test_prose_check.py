@@ -7,7 +7,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "code" / "tools"))
-from prose_check import defects  # noqa: E402
+from prose_check import defects
 
 
 def para(text: str) -> str:

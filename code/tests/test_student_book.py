@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "code" / "tools"))
-import student_book  # noqa: E402
+import student_book
 
 
 def md(text: str) -> dict:

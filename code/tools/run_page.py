@@ -19,11 +19,11 @@ import json
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # glue_values, beside this script
 
-from glue_values import LIVE, LIVE_VALUE, changes  # noqa: E402
+from glue_values import LIVE, LIVE_VALUE, changes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PREFIX = "application/papermill.record/"
 

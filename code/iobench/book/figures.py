@@ -175,7 +175,7 @@ def install() -> None:
     # The inline backend registers its own PNG formatter when its module is first imported, which matplotlib does
     # lazily, at the first figure: import it now, so that ours, registered after it, is the one that stays.
     try:
-        import matplotlib_inline.backend_inline  # noqa: F401
+        import matplotlib_inline.backend_inline  # noqa: F401 (imported for its side effect, above)
     except ImportError:
         pass
     shell.display_formatter.formatters["image/png"].for_type(Figure, png)

@@ -251,8 +251,8 @@ def status(root: Path = DATA, book: Path = DATA.parent / "book") -> pd.DataFrame
         meta, folder = json.loads(meta_file.read_text()), meta_file.parent
         df = pd.read_csv(folder / "results.csv")
         start, end = (pd.Timestamp(meta[k]) if meta.get(k) else None for k in ("started_at", "finished_at"))
-        flag = lambda col: (df[col].astype(str).str.lower().eq("true") if col in df  # noqa: E731
-                            else pd.Series(False, index=df.index))
+        def flag(col):
+            return df[col].astype(str).str.lower().eq("true") if col in df else pd.Series(False, index=df.index)
         ok = flag("ok_run") if "ok_run" in df else flag("ok") if "ok" in df else ~flag("")
         git, machine = meta.get("git", {}), meta.get("machine", {})
         rows.append({

@@ -72,7 +72,8 @@ class Plan:
             raise KeyError(f"{which} of {self.dataset}; its {self.member}s: {', '.join(self.members())}")
         if self.servers:
             return dataclasses.replace(self, servers=names, smoke_servers=())
-        keep = lambda points: tuple(p for p in points if getattr(p, self.member) in names)  # noqa: E731
+        def keep(points):
+            return tuple(p for p in points if getattr(p, self.member) in names)
         return dataclasses.replace(self, points=keep(self.points), smoke_points=keep(self.smoke_points))
 
     def timing(self, profile, point=None) -> tuple[float, float]:

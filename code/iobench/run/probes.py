@@ -149,7 +149,8 @@ def syscall_columns(counts: dict | None, answered: int) -> dict:
     """A SyscallProbe's counts as a row's columns: calls per answered request, by kind, the rest as other."""
     if not counts:
         return {}
-    per = lambda n: n / answered if answered else None  # noqa: E731
+    def per(n):
+        return n / answered if answered else None
     named = sum(v for k, v in counts.items() if k != "total")
     return {"syscalls_per_req": per(counts["total"]), **{f"sc_{k}_per_req": per(counts[k]) for k in SYSCALL_KINDS},
             "sc_other_per_req": per(counts["total"] - named)}

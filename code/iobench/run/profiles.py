@@ -40,7 +40,8 @@ class Profile:
     def timing(self, measured_s: float = 0.0, warmup_s: float = 0.0) -> tuple[float, float]:
         """(measured, warm-up) seconds of one repeat for a plan that asks for `measured_s` and `warmup_s`
         (0: the profile's): a plan may ask for less than its profile, never more."""
-        cap = lambda mine, theirs: min(mine, theirs) if mine > 0 else theirs  # noqa: E731
+        def cap(mine, theirs):
+            return min(mine, theirs) if mine > 0 else theirs
         return cap(measured_s, self.duration_s), cap(warmup_s, self.warmup_s)
 
     def dest(self, dataset: str) -> Path:

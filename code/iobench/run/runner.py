@@ -392,7 +392,8 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
 def progress_line(ex: Experiment, label: str, row: dict) -> str:
     """The line a reader watches for a row: words (n/a) where a value does not exist, never None or NaN."""
     failure = row.get("failure") if isinstance(row.get("failure"), str) else ""
-    yes = lambda v: v is not None and v == v and bool(v)  # noqa: E731 (None and a CSV's NaN are no)
+    def yes(v):  # None and a CSV's NaN are no
+        return v is not None and v == v and bool(v)
     return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
             + "".join(f"  {flag}" for k, flag in FLAGS if yes(row.get(k))))
 

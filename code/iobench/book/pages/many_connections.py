@@ -60,7 +60,8 @@ def limits(idle) -> dict:
     sc_skipped, sc_levels."""
     lim = idle.meta["limits"]
     skipped = idle.meta.get("skipped_points", [])
-    count = lambda name: number(lim.get(name))  # noqa: E731
+    def count(name):
+        return number(lim.get(name))
     return {
         "sc_nofile": number(lim["nofile"]["soft"]),
         "sc_nofile_from": number(lim.get("nofile_raised_from", lim["nofile"])["soft"]),
@@ -125,13 +126,16 @@ def idle_cpu(idle) -> dict:
     I = idle.summary()
     levels = _levels(idle.df)
     n, lo = levels[-1], (levels[1] if len(levels) > 1 else levels[-1])
-    at = lambda col, s, level: value_in(I, col, NAN, server=s, idle_conns=level)  # noqa: E731
-    cpu = lambda s, level: at("cpu_us_per_req", s, level)  # noqa: E731
+    def at(col, s, level):
+        return value_in(I, col, NAN, server=s, idle_conns=level)
+    def cpu(s, level):
+        return at("cpu_us_per_req", s, level)
     out = {}
     for s in ("c-poll", "c-epoll", "nginx", "c-uring", "java-nio"):
         out[f"sc_cpu0_{key(s)}"] = number(cpu(s, 0), ".1f")
         out[f"sc_cpuN_{key(s)}"] = number(cpu(s, n), ".1f")
-    per_fd = lambda level: 1000 * (cpu("c-poll", level) - cpu("c-poll", 0)) / level if level else NAN  # noqa: E731
+    def per_fd(level):
+        return 1000 * (cpu("c-poll", level) - cpu("c-poll", 0)) / level if level else NAN
     scan_lo, scan_n = per_fd(lo), per_fd(n)
     poll = I[I.server == "c-poll"].set_index("idle_conns")
     out |= {"sc_p99N_c_poll": number(at("p99_ms", "c-poll", n), ".1f"),
@@ -154,7 +158,8 @@ def stops(idle) -> dict:
     and their busy requests' CPU with none and the most idle (sc_idle_cpu0_<server>, sc_idle_cpuN_<server>)."""
     I, df = idle.summary(), idle.df
     n = _levels(df)[-1]
-    cpu = lambda s, level: value_in(I, "cpu_us_per_req", NAN, server=s, idle_conns=level)  # noqa: E731
+    def cpu(s, level):
+        return value_in(I, "cpu_us_per_req", NAN, server=s, idle_conns=level)
     pools = sorted(set(df[df.failure.fillna("").str.startswith("not measured")].server))
     pool_held = df[df.server.isin(pools) & (df.idle_conns == 1000)].idle_answered
     holds = I[(I.idle_conns == n) & I.server.isin(["c-fork", "c-thread", "java-thread"])]
@@ -193,13 +198,15 @@ def ten_thousand(ten) -> dict:
     kernel counted where some were not (sc_ten_overflows, sc_ten_stderr, c-select's rate and resets), the CPU per
     request of c-fork and c-epoll, java-thread's CPU share and tasks, and which runs were noisy."""
     df, S = ten.df, ten.summary()
-    at = lambda col, s: value_in(S, col, NAN, server=s)  # noqa: E731
+    def at(col, s):
+        return value_in(S, col, NAN, server=s)
     over = df[df.server.isin(["c-fork", "java-thread"])].listen_overflows
     quiet = [s for s in ten.meta.get("stops", []) if s["server"] in ("c-fork", "java-thread")]
     full = [s for s in ("nginx", "c-epoll", "c-poll", "c-uring-multishot", "c-thread", "java-vthread", "java-netty")
             if (df.server == s).any() and (df[df.server == s].conns_served == 10_000).all()]
     jt = df[df.server == "java-thread"]
-    tasks = lambda d: d[["server_threads_max", "server_procs_max"]].max(axis=1).max()  # noqa: E731
+    def tasks(d):
+        return d[["server_threads_max", "server_procs_max"]].max(axis=1).max()
     out = {f"sc_ten_{key(s)}": served(ten, s)
            for s in ("c-fork", "java-thread", "c-thread", "c-epoll", "java-vthread")}
     out |= {"sc_ten_select_rps": number(at("rps", "c-select")),
@@ -249,8 +256,10 @@ def io_uring(uring) -> dict:
     (sc_u40_<server>, sc_u1000_<server>, sc_up16_<server>), c-uring-multishot's and c-uring's difference from
     c-epoll (sc_u_vs40, sc_u_vs1000, sc_u_vsp16, sc_u_simple_vs40), and how many points were generator-bound."""
     U = uring.summary()
-    at = lambda col, s, c, p=1: value_in(U, col, NAN, server=s, connections=c, pipeline=p)  # noqa: E731
-    cpu = lambda s, c, p=1: at("cpu_us_per_req", s, c, p)  # noqa: E731
+    def at(col, s, c, p=1):
+        return value_in(U, col, NAN, server=s, connections=c, pipeline=p)
+    def cpu(s, c, p=1):
+        return at("cpu_us_per_req", s, c, p)
     out = {}
     for s in URING:
         out |= {f"sc_u40_{key(s)}": number(cpu(s, 40), ".1f"), f"sc_u1000_{key(s)}": number(cpu(s, 1000), ".1f"),
@@ -566,7 +575,8 @@ def c100k_busy(ck) -> dict:
     top = _levels(C)[-1]
     drops = {s: _ratio(busy(ck, s, top), busy(ck, s, 0)) for s in many}
     fewer = min(drops.values(), default=NAN) < 0.9
-    every_fewer = lambda s: _rows(ck, s, top, ok=True).rps.max() < _rows(ck, s, 0, ok=True).rps.min()  # noqa: E731
+    def every_fewer(s):
+        return _rows(ck, s, top, ok=True).rps.max() < _rows(ck, s, 0, ok=True).rps.min()
     all_fewer = max(drops.values(), default=NAN) < 0.9 and all(every_fewer(s) for s in many)
     said = ("fewer" if max(drops.values(), default=NAN) < 0.9 else "more" if min(drops.values(), default=NAN) > 1.1
             else "about as many or fewer" if fewer else "about as many")
@@ -651,7 +661,8 @@ def accept_spread(acc) -> dict:
     extra = A.pivot_table(index="repeat", columns="share", values="switches per accept")
     herds = (extra["herd"] - extra["reuseport"] if {"herd", "reuseport"} <= set(extra.columns)
              else pd.Series(dtype=float))  # per repeat: the herd's switches per connection beyond a socket each
-    has = lambda *shares: set(shares) <= set(order)  # noqa: E731
+    def has(*shares):
+        return set(shares) <= set(order)
     herd_more = has("herd", "reuseport") and by_share.min()["herd"] > 1.2 * by_share.max()["reuseport"]
     out = {"acc_n": number(A.idle_conns.max()), "acc_workers": words(W), "acc_workers_idle": words(max(W - 1, 0)),
            "acc_repeats": words(int(A.groupby("share").repeat.nunique().min())) if len(A) else NA,

@@ -22,7 +22,7 @@ BODY = b"Hello, world\n"  # iobench.http.BODY; kept here so the server has no de
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):  # format: the base class's name
         pass
 
 

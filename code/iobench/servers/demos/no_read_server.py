@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # run as a script: find iobench
-from iobench.servers.http import RESPONSE_CLOSE  # noqa: E402
+from iobench.servers.http import RESPONSE_CLOSE
 
 
 def main() -> int:
