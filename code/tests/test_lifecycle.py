@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from iobench.run import cgroup, procs
-from iobench.run.lifecycle import (ServerError, ServerProcess, Unsupported, free_port, port_is_listening,
-                               process_group_pids)
+from iobench.run.lifecycle import ServerError, ServerProcess, Unsupported
+from iobench.run.procs import free_port, port_is_listening, process_group_pids
 from iobench.servers.manifest import Server, ServerOptions
 
 HERE = Path(__file__).resolve().parent

@@ -266,11 +266,12 @@ def test_a_plan_behind_the_link_records_it_in_the_metadata(link_possible, tmp_pa
 
     from iobench.data import dataset
     from iobench.kinds.http import plans
-    from iobench.kinds.http.bench import run_plan
+    from iobench.kinds.http.bench import HttpExperiment
+    from iobench.run import runner
     plan = plans.HttpPlan(dataset="tiny-link", description="a test plan behind the link", servers=("c-epoll",),
                           points=(plans.Point("ab", 2, True, timeout_s=10.0),), battery=False, link_rtt_ms=20.0)
     before = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
-    path = run_plan(plan, "smoke", dest=tmp_path / "tiny-link", progress=lambda m: None)
+    path = runner.run(HttpExperiment(plan), "smoke", dest=tmp_path / "tiny-link", progress=lambda m: None)
     link = json.loads((path / "meta.json").read_text())["links"]["delay"]
     assert link["rtt_ms"] == 20.0 and abs(link["measured_rtt_ms"] - 20.0) < 5.0
     assert abs(link["after"]["measured_rtt_ms"] - 20.0) < 5.0

@@ -15,10 +15,11 @@ from conftest import reads_like_the_book
 from iobench import registry
 from iobench.data.dataset import load
 from iobench.kinds.http import plans
-from iobench.kinds.http.bench import run_plan
+from iobench.kinds.http.bench import HttpExperiment
 from iobench.load import drivers
-from iobench.run import profiles
-from iobench.run.lifecycle import ServerError, free_port, port_is_listening
+from iobench.run import profiles, runner
+from iobench.run.lifecycle import ServerError
+from iobench.run.procs import free_port, port_is_listening
 from iobench.run.results import COLUMNS, DatasetExists, DatasetWriter, atomic_write
 from iobench.servers import manifest
 from test_lifecycle import CODE, HERE, assert_gone, contract_server, recorded_pgids, recorded_server
@@ -94,7 +95,7 @@ PLAN = plans.HttpPlan(dataset="tiny", description="a test plan", servers=("test-
 
 def test_smoke_run_captures_rows_raw_output_metadata_and_battery(tmp_path, test_servers):
     dest = tmp_path / "tiny"
-    path = run_plan(PLAN, "smoke", dest=dest, progress=lambda m: None)
+    path = runner.run(HttpExperiment(PLAN), "smoke", dest=dest, progress=lambda m: None)
     assert path == dest
     with open(dest / "results.csv") as f:
         reader = csv.DictReader(f)
@@ -138,20 +139,20 @@ def test_failed_full_run_leaves_captured_data_untouched_and_no_server(tmp_path, 
     full = profiles.PROFILES["full"]
     monkeypatch.setitem(profiles.PROFILES, "full", dataclasses.replace(full, quiet_wait_s=0.5, time_wait_max_s=1.0))
     dest = tmp_path / "tiny"
-    run_plan(PLAN, "smoke", dest=dest, progress=lambda m: None, with_battery=False)
+    runner.run(HttpExperiment(PLAN, with_battery=False), "smoke", dest=dest, progress=lambda m: None)
     before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
     port, pgids = free_port(), tmp_path / "pgids"
     manifest.SERVERS["test-wrong-body"] = recorded_server("wrong-body", port, pgids)
     bad = plans.HttpPlan(dataset="tiny", description="fails verification", servers=("test-wrong-body",),
                          points=PLAN.points)
     with pytest.raises(ServerError, match="expected 200"):
-        run_plan(bad, "full", dest=dest, overwrite=True, progress=lambda m: None)
+        runner.run(HttpExperiment(bad), "full", dest=dest, overwrite=True, progress=lambda m: None)
     after = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
     assert after == before
     [pgid] = recorded_pgids(pgids)  # the one server the failed run started is gone
     assert_gone(pgid, port)
     with pytest.raises(DatasetExists):
-        run_plan(PLAN, "full", dest=dest, progress=lambda m: None)
+        runner.run(HttpExperiment(PLAN), "full", dest=dest, progress=lambda m: None)
 
 
 # The command line (`iobench run`) in a process of its own, measuring a one-server plan whose
@@ -164,7 +165,7 @@ sys.path.insert(0, {code!r}); sys.path.insert(0, {tests!r})
 from pathlib import Path
 from iobench.__main__ import main
 from iobench.kinds.http import plans
-from iobench.run.lifecycle import port_is_listening, process_group_pids
+from iobench.run.procs import port_is_listening, process_group_pids
 from iobench.servers import manifest
 from test_lifecycle import recorded_pgids, recorded_server
 from test_results import PLAN

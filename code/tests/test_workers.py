@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iobench.run.lifecycle import process_group_pids
+from iobench.run.procs import process_group_pids
 from iobench.servers.manifest import C_BUILD
 
 SERVER = C_BUILD / "c-epoll-workers"

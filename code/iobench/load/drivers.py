@@ -136,7 +136,6 @@ def summary_line(output: str, tag: str) -> dict | None:
 _WRK_SOCKET_ERRORS = re.compile(
     r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")
 _WRK_NON2XX = re.compile(r"Non-2xx or 3xx responses: (\d+)")
-_WRK_RPS = re.compile(r"Requests/sec:\s+([\d.]+)")
 
 
 class Wrk(Driver):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from iobench.run import procs
 from iobench.run.cgroup import CpuGroup
-from iobench.run.procs import EXIT_UNSUPPORTED, free_port, port_is_listening, process_group_pids  # noqa: F401
+from iobench.run.procs import EXIT_UNSUPPORTED, free_port, port_is_listening
 from iobench.servers import http
 from iobench.servers.manifest import ROOT, Ready, Server, ServerOptions, Verify
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from iobench.data.dataset import Dataset, Summary, read_folder, spread
 from iobench.load import drivers
-from iobench.run.netlink import VETH_SERVER_HOST  # noqa: F401 - where the traces' server is
-from iobench.servers.manifest import ECHO_SERVERS, EchoServer  # noqa: F401
+from iobench.run.netlink import VETH_SERVER_HOST  # noqa: F401 (pages read echo.VETH_SERVER_HOST: the traces' server)
+from iobench.servers.manifest import ECHO_SERVERS
 
 VERSIONS = tuple(ECHO_SERVERS)
 

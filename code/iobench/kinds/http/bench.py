@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import asdict
-from pathlib import Path
 
 from iobench.data.report import number
 from iobench.kinds.http.plans import COUNT_COLUMNS, HttpPlan, Point
@@ -283,12 +282,6 @@ class HttpExperiment(Experiment):
             passed = sum(v["passed"] for v in verdicts[server.id])
             run.progress(f"battery {server.id}: {passed}/{len(verdicts[server.id])} cases passed")
         run.writer.write_json("battery.json", verdicts)
-
-
-def run_plan(plan: HttpPlan, profile_name: str, dest: Path | None = None, with_battery: bool | None = None,
-             **kwargs) -> Path:
-    """Measure a plan under the smoke or full profile; return the dataset's folder."""
-    return runner.run(HttpExperiment(plan, with_battery), profile_name, dest, **kwargs)
 
 
 class _ConnProbe(runner.Probe):

@@ -12,7 +12,6 @@ from iobench.servers import manifest
 
 PROVIDERS = manifest.ids("Java", role="rpc")  # rpc-tomcat, rpc-tomcat-vt, rpc-webflux, rpc-netty
 GRID = ("rpc-netty", "rpc-netty-http-binary", "rpc-netty-frame-json", "rpc-netty-frame-binary")
-NETTY = ("rpc-netty", *GRID[1:])
 
 
 @dataclass(frozen=True)
