@@ -1,7 +1,6 @@
 """The analysis behind the pages lives in tested modules (iobench/book/pages/): each page hides little code."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import jupytext
 import pytest
