@@ -51,7 +51,8 @@ def client_load(port: int, client: str, seconds: float, warmup_s: float = 3.0, *
     from iobench.load.drivers import LoadSpec, get as driver
 
     limits.raise_nofile()
-    spec = LoadSpec(**{"tool": "clientload", "client": client, "connections": 0, "duration_s": seconds, "warmup_s": warmup_s,
+    spec = LoadSpec(**{"tool": "clientload", "client": client, "connections": 0, "duration_s": seconds,
+                       "warmup_s": warmup_s,
                        "max_in_flight": 10_000, **spec})
     out = subprocess.run(LOAD_PREFIX + driver("clientload").argv(spec, f"http://127.0.0.1:{port}/"),
                          capture_output=True, text=True, cwd=ROOT)

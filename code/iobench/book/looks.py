@@ -18,8 +18,8 @@ from iobench.load.clientload import IDS as CLIENTS
 # two servers of one figure never differ by a shade a legend cannot show.
 _HUES = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
             "#17becf", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#393b79",
-            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a", "#E69F00", "#56B4E9", "#009E73", "#0072B2",
-         "#D55E00", "#CC79A7")
+            "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#ad494a", "#E69F00", "#56B4E9", "#009E73",
+         "#0072B2", "#D55E00", "#CC79A7")
 
 
 def _apart(hues, delta: float = 22.0) -> tuple[str, ...]:

@@ -138,7 +138,8 @@ def _handles(ax, notes: Notes):
     """The axes' legend entries, and one for each marking the figure used."""
     handles, labels = ax.get_legend_handles_labels()
     if notes.percentiles:
-        handles += [Line2D([], [], color="black", marker="o"), Line2D([], [], color="black", marker="^", linestyle="--")]
+        handles += [Line2D([], [], color="black", marker="o"),
+                    Line2D([], [], color="black", marker="^", linestyle="--")]
         labels += ["solid: p50", "dashed: p99 (min-max)"]
     if notes.bound:  # one grey hollow marker says what hollow means, for every series
         handles.append(Line2D([], [], marker="o", linestyle="", markersize=9, markerfacecolor="white",
@@ -514,7 +515,8 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
         ax2.plot(x, g["mb_per_s"], label=server, **look)
     if link == "veth":
         sizes = sorted(s["size"].unique())
-        ax1.plot([z / 1024 for z in sizes], [echo.wire_limit(z) for z in sizes], "k--", lw=1, label="1 Gbit/s wire limit")
+        ax1.plot([z / 1024 for z in sizes], [echo.wire_limit(z) for z in sizes], "k--", lw=1,
+                 label="1 Gbit/s wire limit")
         ax2.axhline(1e9 / 8 / 1e6 * echo.MSS / (echo.MSS + echo.WIRE_OVERHEAD), color="k", ls=":", lw=1.2,
                     label="1 Gbit/s payload limit")
     for ax in (ax1, ax2):
@@ -530,8 +532,8 @@ def echo_sweep(ds: echo.EchoDataset, link: str):
     where = "loopback" if link == "lo" else "1 Gbit/s veth link, MTU 1500"
     fig.suptitle(f"Echo throughput, 32 connections, {where}")
     handles, labels = ax1.get_legend_handles_labels()
-    more = [(h, l) for h, l in zip(*ax2.get_legend_handles_labels()) if l not in labels]
-    fig.legend(handles + [h for h, _ in more], labels + [l for _, l in more], fontsize="small",
+    more = [(h, name) for h, name in zip(*ax2.get_legend_handles_labels()) if name not in labels]
+    fig.legend(handles + [h for h, _ in more], labels + [name for _, name in more], fontsize="small",
                loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0))
     describe(fig, ds.caption() + ".")
     fig.tight_layout(rect=(0, 0.12, 1, 1))

@@ -40,7 +40,8 @@ def needs(dataset: str, data: Path = DATA) -> set[str]:
     its servers sit in network namespaces behind a link; Java, when a server or the load is a JVM."""
     meta = json.loads((data / dataset / "meta.json").read_text())
     servers = meta.get("servers") or []
-    ids = [s if isinstance(s, str) else s.get("id", "") for s in servers] if isinstance(servers, list) else list(servers)
+    ids = ([s if isinstance(s, str) else s.get("id", "") for s in servers] if isinstance(servers, list)
+           else list(servers))
     got = set()
     if meta.get("link") or meta.get("links"):
         got.add("root")

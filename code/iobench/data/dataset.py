@@ -251,7 +251,7 @@ def status(root: Path = DATA, book: Path = DATA.parent / "book") -> pd.DataFrame
         meta, folder = json.loads(meta_file.read_text()), meta_file.parent
         df = pd.read_csv(folder / "results.csv")
         start, end = (pd.Timestamp(meta[k]) if meta.get(k) else None for k in ("started_at", "finished_at"))
-        def flag(col):
+        def flag(col, df=df):
             return df[col].astype(str).str.lower().eq("true") if col in df else pd.Series(False, index=df.index)
         ok = flag("ok_run") if "ok_run" in df else flag("ok") if "ok" in df else ~flag("")
         git, machine = meta.get("git", {}), meta.get("machine", {})
@@ -261,7 +261,8 @@ def status(root: Path = DATA, book: Path = DATA.parent / "book") -> pd.DataFrame
             "profile": meta.get("profile", {}).get("name"), "repeats": meta.get("profile", {}).get("repeats"),
             "rows": len(df), "flagged": int((~ok | flag("noisy") | flag("outlier")).sum()) if len(df) else 0,
             "commit": (git.get("commit") or "")[:7], "clean_tree": git.get("dirty") is False,
-            "machine": f"{machine.get('cores', '?')} cores, {machine.get('cpu_model', '?')}, {machine.get('kernel', '?')}",
+            "machine": f"{machine.get('cores', '?')} cores, {machine.get('cpu_model', '?')}, "
+                       f"{machine.get('kernel', '?')}",
             "read_by": ", ".join(readers.get(folder.name, [])),
         })
     return pd.DataFrame(rows)

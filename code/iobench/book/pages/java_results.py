@@ -55,7 +55,9 @@ def littles_law(ds) -> dict:
     connections, work and bounds (for the summary)."""
     work = _work(ds)
     conc, one = work[~work.server.isin(ONE_AT_A_TIME)], work[work.server.isin(ONE_AT_A_TIME)]
-    first = (lambda f, col: f[col].iloc[0] if len(f) else NAN)
+
+    def first(f, col):
+        return f[col].iloc[0] if len(f) else NAN
     return {"j_littles_min_pct": float(conc.of_bound_pct.min()),
             "j_littles_min_server": conc.sort_values("of_bound_pct").server.iloc[0] if len(conc) else NA,
             "j_littles_max_pct": float(conc.of_bound_pct.max()),
@@ -150,7 +152,9 @@ def thousand_connections(ds, idle) -> dict:
     java-vthread's PSS was above java-thread's, the reverse of what an idle connection costs each (from `idle`)."""
     s = _single(ds)
     many = s[(s.work_ms == 0) & (s.connections == 1000)]
-    mval = (lambda server, col: value_in(many, col, NAN, server=server))
+
+    def mval(server, col):
+        return value_in(many, col, NAN, server=server)
     starved = many[many.unserved].sort_values("conns_served")
     df = ds.df
     vt = df[(df.server == "java-vthread") & df.ok & (df.work_ms == 0) & (df.connections == 1000)
@@ -203,13 +207,15 @@ def _per_connection(ds, idle) -> tuple[pd.DataFrame, int, int]:
     hw = s[s.work_ms == 0].pivot(index="server", columns="connections", values="pss_mib")
     busy = (((hw[1000] - hw[40]) * 1024 / (1000 - 40)) if {40, 1000} <= set(hw.columns)
             else pd.Series(NAN, index=hw.index))
-    I = idle.summary()
-    I = I[I.server.isin(JAVA3) & (I.idle_conns > 0)].set_index(["server", "idle_conns"])
-    if not len(I):  # the idle study did not hold these servers' connections
+    S = idle.summary()
+    S = S[S.server.isin(JAVA3) & (S.idle_conns > 0)].set_index(["server", "idle_conns"])
+    if not len(S):  # the idle study did not hold these servers' connections
         nan = pd.Series(NAN, index=JAVA3)
         return pd.DataFrame({"busy": busy.reindex(JAVA3), "marginal": nan, "fixed": nan}), 0, 0
-    lo, hi = int(I.index.get_level_values(1).min()), int(I.index.get_level_values(1).max())
-    at = (lambda n, col="pss_per_idle_kib": I.xs(n, level="idle_conns")[col].reindex(JAVA3))
+    lo, hi = int(S.index.get_level_values(1).min()), int(S.index.get_level_values(1).max())
+
+    def at(n, col="pss_per_idle_kib"):
+        return S.xs(n, level="idle_conns")[col].reindex(JAVA3)
     marginal = (at(hi) * hi - at(lo) * lo) / (hi - lo) if hi > lo else pd.Series(NAN, index=JAVA3)
     return pd.DataFrame({
         "busy": busy.reindex(JAVA3), "lo": at(lo), "lo_min": at(lo, "pss_per_idle_kib_min"),

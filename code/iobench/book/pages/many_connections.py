@@ -123,11 +123,11 @@ def idle_cpu(idle) -> dict:
     """What idle connections cost the busy ones: CPU per busy request with none and with the most idle
     (sc_cpu0_<server>, sc_cpuN_<server>), c-poll's p99, rate and repeats, and its cost per idle descriptor
     up to the first level and the highest (sc_scan_ns_lo, sc_scan_ns)."""
-    I = idle.summary()
+    S = idle.summary()
     levels = _levels(idle.df)
     n, lo = levels[-1], (levels[1] if len(levels) > 1 else levels[-1])
     def at(col, s, level):
-        return value_in(I, col, NAN, server=s, idle_conns=level)
+        return value_in(S, col, NAN, server=s, idle_conns=level)
     def cpu(s, level):
         return at("cpu_us_per_req", s, level)
     out = {}
@@ -137,7 +137,7 @@ def idle_cpu(idle) -> dict:
     def per_fd(level):
         return 1000 * (cpu("c-poll", level) - cpu("c-poll", 0)) / level if level else NAN
     scan_lo, scan_n = per_fd(lo), per_fd(n)
-    poll = I[I.server == "c-poll"].set_index("idle_conns")
+    poll = S[S.server == "c-poll"].set_index("idle_conns")
     out |= {"sc_p99N_c_poll": number(at("p99_ms", "c-poll", n), ".1f"),
             "sc_p990_c_poll": number(at("p99_ms", "c-poll", 0), ".1f"),
             "sc_rpsN_c_poll": number(at("rps", "c-poll", n)),
@@ -156,13 +156,13 @@ def stops(idle) -> dict:
     """Where each model stops: what c-select held (sc_select_held), the pools that stopped at their size and what
     they answered (sc_pools, sc_pool_answered), what thread and process per connection held (sc_blocking_held)
     and their busy requests' CPU with none and the most idle (sc_idle_cpu0_<server>, sc_idle_cpuN_<server>)."""
-    I, df = idle.summary(), idle.df
+    S, df = idle.summary(), idle.df
     n = _levels(df)[-1]
     def cpu(s, level):
-        return value_in(I, "cpu_us_per_req", NAN, server=s, idle_conns=level)
+        return value_in(S, "cpu_us_per_req", NAN, server=s, idle_conns=level)
     pools = sorted(set(df[df.failure.fillna("").str.startswith("not measured")].server))
     pool_held = df[df.server.isin(pools) & (df.idle_conns == 1000)].idle_answered
-    holds = I[(I.idle_conns == n) & I.server.isin(["c-fork", "c-thread", "java-thread"])]
+    holds = S[(S.idle_conns == n) & S.server.isin(["c-fork", "c-thread", "java-thread"])]
     out = {"sc_select_held": number(df[(df.server == "c-select") & (df.idle_conns == n)].idle_open.max()),
            "sc_pools": listing(pools) or "none",
            "sc_pool_answered": number(pool_held.min()),
@@ -176,7 +176,7 @@ def stops(idle) -> dict:
     if math.isfinite(cpu("c-thread", 0) + cpu("c-thread", n)):
         claim(cpu("c-thread", n) < 1.15 * cpu("c-thread", 0), "c-thread's busy requests cost about as much CPU "
               "with 10,000 idle threads beside them as with none", none=cpu("c-thread", 0), at_n=cpu("c-thread", n))
-    fork = I[(I.server == "c-fork") & (I.idle_conns == n)]
+    fork = S[(S.server == "c-fork") & (S.idle_conns == n)]
     if len(fork):
         claim(bool(fork.noisy.all()), "c-fork's runs at the highest level were flagged noisy")
     claim(bool((pool_held == 64).all()), "each pool of 64 answered 64 of the 1,000 idle connections",
@@ -412,8 +412,9 @@ def per_conn(ck, sid: str, col: str, top: int | None = None) -> float:
     repeats); NaN where a repeat lacks either end."""
     top = top_asked(ck, sid) if top is None else top
     r = _rows(ck, sid, ok=True).set_index(["repeat", "idle_conns"])
-    got = [(r.loc[(k, top), col] - r.loc[(k, 0), col]) / (r.loc[(k, top), "idle_open"] - r.loc[(k, 0), "idle_open"])
-           for k in ck.df.repeat.unique() if (k, top) in r.index and (k, 0) in r.index]
+    got = [(r.loc[(k, top), col] - r.loc[(k, 0), col]) / held
+           for k in ck.df.repeat.unique() if (k, top) in r.index and (k, 0) in r.index
+           if (held := r.loc[(k, top), "idle_open"] - r.loc[(k, 0), "idle_open"]) > 0]  # none held: no cost per one
     return float(pd.Series(got, dtype=float).median()) if got and top else NAN
 
 

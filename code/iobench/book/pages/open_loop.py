@@ -111,7 +111,8 @@ def flagged(ol) -> dict:
     return {
         "ol_flagged": f"{len(rows)}",
         "ol_flagged_where": listing(sorted(set(rows.server))) or NA,
-        "ol_flagged_said": ("The harness flagged no row as more than 20 % from the median of its point." if not len(rows)
+        "ol_flagged_said": ("The harness flagged no row as more than 20 % from the median of its point."
+                            if not len(rows)
                             else f"The harness flagged one row as more than 20 % from the median of its point, "
                                  f"{rows.server.iloc[0]}'s, without work." if len(rows) == 1
                             else f"The harness flagged {len(rows)} rows as more than 20 % from the median of their "

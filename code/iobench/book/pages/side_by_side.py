@@ -139,9 +139,10 @@ def _outliers_said(runs: int, k: int, bound: int, noisy: int, late: int, cpu: in
     if k == 0:
         return f"The harness flagged none of the {runs:,} runs: every one answered within 20 % of its point's median."
     one = k == 1
-    head = (f"The harness flagged one of the {runs:,} runs as more than 20 % from its point's median requests per second."
-            if one else
-            f"The harness flagged {k:,} of the {runs:,} runs as more than 20 % from their point's median requests per second.")
+    head = (f"The harness flagged one of the {runs:,} runs as more than 20 % from its point's median requests per "
+            "second." if one else
+            f"The harness flagged {k:,} of the {runs:,} runs as more than 20 % from their point's median requests per "
+            "second.")
 
     def were(n: int) -> str:
         return "it was" if one else f"{n:,} {'was' if n == 1 else 'were'}"
@@ -154,8 +155,9 @@ def _outliers_said(runs: int, k: int, bound: int, noisy: int, late: int, cpu: in
         marks.append(f"{were(noisy)} noisy (something beside the server and `wrk` used more than a quarter of a core"
                      f"{late_said})")
     if cpu:
-        marks.append(("the server's own CPU per request moved" if one else f"in {cpu:,} the server's own CPU per request "
-                      "moved") + " by 20 % or more with the rate")
+        whose = ("the server's own CPU per request moved" if one else
+                 f"in {cpu:,} the server's own CPU per request moved")
+        marks.append(whose + " by 20 % or more with the rate")
     said = [head]
     if marks:
         said.append(("" if one else "Of these, ") + listing(marks) + ".")

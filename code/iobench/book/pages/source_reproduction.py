@@ -40,7 +40,8 @@ def _one_client(grid) -> pd.DataFrame:
 def loopback(grid) -> dict:
     """One client, the largest request count: each server's requests per second and CPU per request, c-sequential
     against c-fork (their repeats' ranges, the ratio), whether other servers had a repeat above c-sequential's
-    median (g_seq_tied, the clause that says it); the runs that ended with an ab error. Claims: c-sequential answered more than c-fork in every repeat
+    median (g_seq_tied, the clause that says it); the runs that ended with an ab error. Claims: c-sequential answered
+    more than c-fork in every repeat
     and spent the least CPU per request; a thread costs more than none, a process more than a thread; neither
     c-thread nor c-fork failed."""
     df, big = grid.df, _one_client(grid)
@@ -128,8 +129,10 @@ def _flagged_said(k: int, off: str, failed: int) -> str:
     if k == 0:
         return f"No successful repeat lay more than 20 % from its cell's median{besides}."
     if k == 1:
-        return f"One successful repeat was flagged as more than 20 % from its cell's median, at {off} times it{besides}."
-    return f"{k:,} successful repeats were flagged as more than 20 % from their cell's median, at {off} times it{besides}."
+        return (f"One successful repeat was flagged as more than 20 % from its cell's median, at {off} times "
+                f"it{besides}.")
+    return (f"{k:,} successful repeats were flagged as more than 20 % from their cell's median, at {off} times "
+            f"it{besides}.")
 
 
 def concurrency(grid) -> dict:
@@ -198,7 +201,9 @@ def backlog(bl) -> dict:
     failed runs at the most and the fewest clients, what its completed runs managed, against the largest
     backlog; the repeats flagged as outliers, each said."""
     b = _backlog_cells(bl)
-    bval = (lambda server, backlog, c, col: value_in(b, col, NAN, server=server, backlog=backlog, connections=c))
+
+    def bval(server, backlog, c, col):
+        return value_in(b, col, NAN, server=server, backlog=backlog, connections=c)
     bmin, cmax, cmin = int(b.backlog.min()), int(b.connections.max()), int(b.connections.min())
     df = bl.df
     fork_ok = df[(df.server == "c-fork") & (df.backlog == bmin) & (df.connections == cmin) & df.ok]
@@ -258,7 +263,9 @@ def delay_link(dl) -> dict:
     outliers; exercise 2's shares of the keep-alive bound. Claim: http.server retransmitted where no C server did,
     and its p99 is one SYN timer plus two round trips."""
     d, rtt = delay_summary(dl), float(dl.link("delay")["measured_rtt_ms"])
-    dval = (lambda server, c, mode="close", col="rps": value_in(d, col, NAN, server=server, connections=c, mode=mode))
+
+    def dval(server, c, mode="close", col="rps"):
+        return value_in(d, col, NAN, server=server, connections=c, mode=mode)
     cmax = int(d[d["mode"] == "close"].connections.max())
     at_cmax = dl.df[(dl.df.connections == cmax) & (dl.df["mode"] == "close")]
     py_retr = at_cmax[at_cmax.server == PY].tcp_retrans_segs
