@@ -548,3 +548,25 @@ def test_the_linter_reads_every_python_file_of_code():
                              capture_output=True, text=True).stdout.split()
     missing = sorted(p for p in tracked if p.endswith(".py") and p not in read)
     assert not missing, missing
+
+
+def test_run_page_reads_what_a_page_glued_as_the_snapshot_compares_it():
+    """code/tools/run_page.py: a glued text by its text/plain, Markdown by its source, a figure by its kind, a live
+    value only as glued; outputs that are not glued are not read."""
+    import sys
+    sys.path.insert(0, str(ROOT / "code" / "tools"))
+    import nbformat
+    from run_page import PREFIX, glued_outputs, page_name
+
+    def glued(name, data):
+        return nbformat.v4.new_output("display_data", data={PREFIX + k: v for k, v in data.items()},
+                                      metadata={"scrapbook": {"name": name, "mime_prefix": PREFIX}})
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [glued("a", {"text/plain": "'1.1 times'"}), glued("b", {"text/markdown": "`x` and `y`",
+                                                                           "text/plain": "<Markdown>"}),
+                    glued("fig", {"image/png": "...", "text/plain": "<Figure>"}), glued("live_rate", {"text/plain": "9"}),
+                    nbformat.v4.new_output("stream", name="stdout", text="printed, not glued")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    assert glued_outputs(nb) == {"a": "'1.1 times'", "b": "`x` and `y`", "fig": "<Figure>",
+                                 "live_rate": "<measured live>"}
+    assert page_name(ROOT / "book" / "java" / "rpc.md") == "book/java/rpc"
