@@ -564,7 +564,8 @@ def test_run_page_reads_what_a_page_glued_as_the_snapshot_compares_it():
     cell = nbformat.v4.new_code_cell("")
     cell.outputs = [glued("a", {"text/plain": "'1.1 times'"}), glued("b", {"text/markdown": "`x` and `y`",
                                                                            "text/plain": "<Markdown>"}),
-                    glued("fig", {"image/png": "...", "text/plain": "<Figure>"}), glued("live_rate", {"text/plain": "9"}),
+                    glued("fig", {"image/png": "...", "text/plain": "<Figure>"}),
+                    glued("live_rate", {"text/plain": "9"}),
                     nbformat.v4.new_output("stream", name="stdout", text="printed, not glued")]
     nb = nbformat.v4.new_notebook(cells=[cell])
     assert glued_outputs(nb) == {"a": "'1.1 times'", "b": "`x` and `y`", "fig": "<Figure>",
