@@ -515,3 +515,19 @@ def test_download_gives_a_runnable_notebook(page, site, server, browser, tmp_pat
                    resources={"metadata": {"path": str((ROOT / page).parent)}}).execute()
     assert all(c.outputs for c in fresh.cells
                if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", []))
+
+
+def test_the_image_check_fails_on_tick_labels_written_as_powers(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from iobench.book import figures, plots
+    for plain in (False, True):
+        fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 3))
+        ax.plot([1, 100], [1, 60])
+        ax.set_yscale("log")
+        if plain:
+            plots.plain_log_ticks(ax.yaxis)
+        got = _checked(tmp_path, fig)
+        assert bool(got) != plain and all("powers of ten" in g for g in got), (plain, got)

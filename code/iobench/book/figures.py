@@ -30,6 +30,7 @@ MIN_TEXT_PX = 9.0        # the smallest text a reader should have to read, in CS
 MIN_TEXT_KEY = "iom:min-text-px"
 SERIES_KEY = "iom:series"        # the most labelled series on one axes
 CLASH_KEY = "iom:legend-clash"   # legend entries that look alike: "a = b; c = d" ("" when none do)
+POWERS_KEY = "iom:power-ticks"   # tick labels written as powers ("2×10¹", "10⁻¹"): plots.plain_log_ticks reads plainly
 MAX_SERIES = 6
 MIN_COLOUR_DELTA = 20.0          # CIE76 distance in Lab: below it, two colours read as one in a small legend key
 
@@ -125,6 +126,13 @@ def legend_clashes(fig: Figure) -> list[tuple[str, str]]:
     return out
 
 
+def power_ticks(fig: Figure) -> list[str]:
+    """Tick labels drawn as powers of ten (matplotlib's log-axis default: "$\\mathdefault{2\\times10^{1}}$")."""
+    fig.canvas.draw()
+    return [t.get_text() for ax in fig.axes for t in (*ax.get_xticklabels(), *ax.get_yticklabels())
+            if t.get_visible() and "^{" in t.get_text()]
+
+
 def record(fig: Figure, dpi: float) -> dict[str, str]:
     """What the site test reads from a figure's PNG: its smallest text in image pixels at `dpi` (absent when the
     figure has no text), the most series on one axes, and the legend entries that look alike."""
@@ -132,6 +140,7 @@ def record(fig: Figure, dpi: float) -> dict[str, str]:
     meta = {MIN_TEXT_KEY: f"{smallest / 72 * dpi:.2f}"} if smallest else {}
     meta[SERIES_KEY] = str(series(fig))
     meta[CLASH_KEY] = "; ".join(f"{a} = {b}" for a, b in legend_clashes(fig))
+    meta[POWERS_KEY] = str(len(power_ticks(fig)))
     return meta
 
 
@@ -147,6 +156,8 @@ def defects(meta: dict, natural_px: float, shown_px: float) -> list[str]:
         out.append(f"{meta[SERIES_KEY]} series on one axes (at most {MAX_SERIES})")
     if meta.get(CLASH_KEY):
         out.append(f"legend entries that look alike: {meta[CLASH_KEY]}")
+    if int(meta.get(POWERS_KEY, 0)):
+        out.append(f"{meta[POWERS_KEY]} tick labels written as powers of ten (plots.plain_log_ticks)")
     return out
 
 
