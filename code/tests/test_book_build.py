@@ -196,15 +196,14 @@ def test_a_reader_s_runs_count_as_an_input(tmp_path):
 
 
 def _claim_cell(doctor: str) -> str:
-    """The open-loop page's own check of its exercise's premise, run on the captured cross-check as the page reads
-    it, after `doctor` changed those numbers."""
-    page = (ROOT / "book" / "method" / "open-loop.md").read_text()
-    check = page[page.index("# the exercise's premise"):]
-    check = check[:check.index("```")]
+    """The open-loop page's own check of its exercise's premise (pages/open_loop.exercise4, which the page glues),
+    run on the captured cross-check as the page reads it, after `doctor` changed its summary X."""
     return (f"import sys\nsys.path.insert(0, {str(ROOT / 'code')!r})\n"
-            "from iobench import registry\nfrom iobench.book.claims import claim\nfrom myst_nb import glue\n"
+            "from iobench import registry\nfrom iobench.book.pages import open_loop\n"
             'xc = registry.obtain("open-loop-crosscheck", "replay")\nX = xc.summary()\n'
-            f"{doctor}\n{check}")
+            f"{doctor}\n"
+            "xc.summary = lambda: X\n"
+            "print(sorted(open_loop.exercise4(xc)))")
 
 
 def test_a_page_whose_data_contradict_its_claim_fails_the_build(tmp_path):
