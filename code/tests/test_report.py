@@ -89,3 +89,12 @@ def test_table_keeps_an_index_that_means_something_as_columns():
     assert _cells(table(two)) == [["c-epoll", "40", "100"], ["c-epoll", "1,000", "90"], ["nginx", "40", "120"]]
     labelled = pd.Series([1.5, 2.0], index=["c-epoll", "nginx"], name="ratio")
     assert _cells(table(labelled)) == [["c-epoll", "1.5"], ["nginx", "2.0"]]
+
+
+def test_table_marks_a_first_column_of_short_keys_so_the_page_keeps_them_on_one_line():
+    import pandas as pd
+
+    from iobench.data.report import KEYED, table
+    ids = table(pd.DataFrame({"server": ["netty-4.2.20", "mina-2.0.7"], "tps": [1.0, 2.0]})).to_html()
+    titles = table(pd.DataFrame({"chapter": ["Many connections: what an idle one costs"], "min": [20]})).to_html()
+    assert f'class="{KEYED}"' in ids and KEYED not in titles

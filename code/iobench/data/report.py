@@ -72,7 +72,20 @@ def table(frame, decimals: int = 2, na: str = "–"):
             formats[col] = "{:,d}"
         elif pd.api.types.is_float_dtype(values.dtype):
             formats[col] = f"{{:,.{_decimals(values, decimals)}f}}"
-    return frame.style.hide(axis="index").format(formats, na_rep=na).format_index(header, axis=1)
+    styled = frame.style.hide(axis="index").format(formats, na_rep=na).format_index(header, axis=1)
+    return styled.set_table_attributes(f'class="{KEYED}"') if short_keys(frame) else styled
+
+
+KEYED = "iom-keyed"   # book.css: a table whose first column holds short keys (server ids) never wraps them
+
+
+def short_keys(frame, most: int = 24) -> bool:
+    """Whether a table's first column holds short keys (an id such as "netty-4.2.20", a size): kept on one line, it
+    never breaks inside a name at its hyphen; a column of titles or sentences wraps as text does."""
+    if not len(frame.columns):
+        return False
+    first = frame.iloc[:, 0].astype(str)
+    return bool(len(first)) and int(first.str.len().max()) <= most and not first.str.contains(" ").any()
 
 
 def header(name) -> str:
