@@ -67,7 +67,7 @@ def cmd_run(args) -> int:
 def serve_entry(server_id: str, workdir):
     """A manifest server by id; an echo server with its read statistics written into workdir."""
     if server_id in manifest.ECHO_SERVERS:
-        from iobench.kinds.echo.echorun import server_entry
+        from iobench.kinds.echo.experiment import server_entry
         return server_entry(manifest.ECHO_SERVERS[server_id], (), workdir / "reads.csv", None)
     return manifest.get(server_id)
 

@@ -1,24 +1,34 @@
 """Every dataset the harness can measure, by name, and the kind that measures and reads it.
 
-The one module that knows every kind (kinds/*): a kind is its plans, the experiment that
-measures one of them on the runner's lifecycle, and the reader of a captured folder. Adding
-a kind is adding its package under kinds/ and one line in KINDS. `obtain` is what a notebook
+The one module that knows every kind (kinds/*): a kind is one package of the same three modules, its plans
+(plans.py: PLANS, dataset name -> plan), the experiment that measures one of them on the runner's lifecycle
+(experiment.py: constructed from a plan and whether to run the battery), and its columns, keys, summary and the
+reader of a captured folder (dataset.py: load). Adding a kind is adding its package under kinds/ and one line in
+KINDS. `obtain` is what a notebook
 cell calls: replay data/<name>, or measure it under the smoke or full profile first.
 """
 from __future__ import annotations
 
 import json
-from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from iobench.data import dataset
-from iobench.kinds.clients import clientrun
-from iobench.kinds.echo import echo, echoplans, echorun
-from iobench.kinds.http import bench, plans, scaleplans
-from iobench.kinds.openloop import openrun
-from iobench.kinds.rpc import rpcplans, rpcrun
+from iobench.kinds.clients import dataset as clients_dataset
+from iobench.kinds.clients import experiment as clients_experiment
+from iobench.kinds.clients import plans as clients_plans
+from iobench.kinds.echo import dataset as echo_dataset
+from iobench.kinds.echo import experiment as echo_experiment
+from iobench.kinds.echo import plans as echo_plans
+from iobench.kinds.http import dataset as http_dataset
+from iobench.kinds.http import experiment as http_experiment
+from iobench.kinds.http import plans as http_plans
+from iobench.kinds.openloop import dataset as openloop_dataset
+from iobench.kinds.openloop import experiment as openloop_experiment
+from iobench.kinds.openloop import plans as openloop_plans
+from iobench.kinds.rpc import dataset as rpc_dataset
+from iobench.kinds.rpc import experiment as rpc_experiment
+from iobench.kinds.rpc import plans as rpc_plans
 from iobench.run import metadata, runner
 from iobench.run.profiles import DATA, PROFILES, current
 
@@ -33,12 +43,13 @@ class Kind:
 
 
 KINDS = (
-    Kind("http", plans.HttpPlan, ChainMap(plans.PLANS, scaleplans.SCALE_PLANS), bench.HttpExperiment, dataset.load),
-    Kind("openloop", openrun.OpenPlan, openrun.OPEN_PLANS, lambda plan, _: openrun.OpenExperiment(plan), openrun.load),
-    Kind("echo", echoplans.EchoPlan, echoplans.ECHO_PLANS, lambda plan, _: echorun.EchoExperiment(plan), echo.load),
-    Kind("clients", clientrun.ClientPlan, clientrun.CLIENT_PLANS, lambda plan, _: clientrun.ClientExperiment(plan),
-         clientrun.load),
-    Kind("rpc", rpcplans.RpcPlan, rpcplans.RPC_PLANS, rpcrun.RpcExperiment, rpcrun.load),
+    Kind("http", http_plans.HttpPlan, http_plans.PLANS, http_experiment.HttpExperiment, http_dataset.load),
+    Kind("openloop", openloop_plans.OpenPlan, openloop_plans.PLANS, openloop_experiment.OpenExperiment,
+         openloop_dataset.load),
+    Kind("echo", echo_plans.EchoPlan, echo_plans.PLANS, echo_experiment.EchoExperiment, echo_dataset.load),
+    Kind("clients", clients_plans.ClientPlan, clients_plans.PLANS, clients_experiment.ClientExperiment,
+         clients_dataset.load),
+    Kind("rpc", rpc_plans.RpcPlan, rpc_plans.PLANS, rpc_experiment.RpcExperiment, rpc_dataset.load),
 )
 
 
@@ -80,7 +91,7 @@ def experiment(plan, servers: tuple[str, ...] | None = None, with_battery: bool 
 def reader(name: str):
     """The loader of a dataset's kind; a folder without a plan is read as HTTP."""
     plan = every().get(name)
-    return kind_of(plan).reader if plan is not None else dataset.load
+    return kind_of(plan).reader if plan is not None else http_dataset.load
 
 
 def obtain(name: str, profile: str | None = None, reuse: bool = False, **run_kwargs):

@@ -10,8 +10,8 @@ from conftest import reads_as_prose
 
 from iobench import registry
 from iobench.book.pages import many_connections
-from iobench.data import dataset
-from iobench.kinds.http import bench, plans, scaleplans
+from iobench.kinds.http import dataset
+from iobench.kinds.http import experiment, plans
 from iobench.run import kernelmem, limits, runner
 from iobench.servers import manifest
 from iobench.servers.manifest import CODE
@@ -25,18 +25,18 @@ def test_a_point_is_unfit_for_a_server_only_where_its_own_limit_says(monkeypatch
     one, workers, fork = (manifest.get(s) for s in ("c-epoll", "c-epoll-workers", "c-fork"))
     def at(n):
         return P("wrk", 40, True, idle_conns=n)
-    assert bench.unfit(one, at(19_000), None) == ""
-    assert "needs 100,104 file descriptors in one process; the limit here is 20,000" in bench.unfit(one, at(100_000),
-                                                                                                      None)
-    assert bench.unfit(workers, at(100_000), 8) == ""  # 12,505 each, room for an uneven hash
-    assert "in each of 4 processes" in bench.unfit(workers, at(100_000), 4)
-    assert "one" in bench.unfit(workers, at(100_000), None)  # no pool given: one worker
-    assert bench.unfit(fork, at(19_000), None) == ""  # its children hold one connection each
-    assert "kernel.pid_max here is 32,768" in bench.unfit(fork, at(50_000), None)
+    assert experiment.unfit(one, at(19_000), None) == ""
+    assert "needs 100,104 file descriptors in one process; the limit here is 20,000" in \
+        experiment.unfit(one, at(100_000), None)
+    assert experiment.unfit(workers, at(100_000), 8) == ""  # 12,505 each, room for an uneven hash
+    assert "in each of 4 processes" in experiment.unfit(workers, at(100_000), 4)
+    assert "one" in experiment.unfit(workers, at(100_000), None)  # no pool given: one worker
+    assert experiment.unfit(fork, at(19_000), None) == ""  # its children hold one connection each
+    assert "kernel.pid_max here is 32,768" in experiment.unfit(fork, at(50_000), None)
 
 
 def test_the_c100k_plan_asks_every_single_process_model_no_more_than_one_process_may_hold():
-    plan = scaleplans.C100K
+    plan = plans.C100K
     levels = [p.idle_conns for p in plan.points]
     assert levels == sorted(levels) and levels[-1] == 100_000 and levels[0] == 0
     nofile = 20_000  # this machine's hard limit, which no session may raise
@@ -45,7 +45,7 @@ def test_the_c100k_plan_asks_every_single_process_model_no_more_than_one_process
     for sid in plan.servers:
         assert manifest.get(sid).spread in ("one", "workers", "per-connection"), sid
     assert {s for s in plan.servers if manifest.get(s).spread == "workers"} == set(dict(plan.pools))
-    assert 100_000 / scaleplans.C100K_WORKERS * bench.UNEVEN + 64 <= nofile
+    assert 100_000 / plans.C100K_WORKERS * experiment.UNEVEN + 64 <= nofile
 
 
 def test_kernel_memory_is_parsed_from_proc_and_read_for_a_live_process():
@@ -66,7 +66,7 @@ def test_kernel_memory_is_parsed_from_proc_and_read_for_a_live_process():
 def test_the_workers_counts_become_columns():
     text = ("WORKER 1 pid=11 accepted=30 wakeups=12 empty=2\nnoise\n"
             "WORKER 0 pid=10 accepted=70 wakeups=20 empty=5\n")
-    got = bench.worker_count_columns(text, "raw/x.txt")
+    got = experiment.worker_count_columns(text, "raw/x.txt")
     assert got == {"workers_reported": 2, "accepted_total": 100, "accepted_min": 30, "accepted_max": 70,
                    "listen_wakeups": 32, "listen_empty": 7, "worker_counts_file": "raw/x.txt"}
 
@@ -81,9 +81,9 @@ def test_workers_hold_what_one_process_may_not_and_the_kernel_s_memory_grows_wit
     """The plan's decision, with a limit of 1,200 descriptors per process (the servers themselves run with
     the real one): c-epoll cannot hold 1,500 idle connections and is not asked to; three workers can."""
     real = limits.nofile
-    monkeypatch.setattr(bench.limits, "nofile", lambda: {**real(), "soft": 1_200})
+    monkeypatch.setattr(experiment.limits, "nofile", lambda: {**real(), "soft": 1_200})
     plan = dataclasses.replace(
-        scaleplans.C100K.only(("c-epoll-workers", "nginx-workers", "c-epoll")), dataset="tiny-c100k",
+        plans.C100K.only(("c-epoll-workers", "nginx-workers", "c-epoll")), dataset="tiny-c100k",
         pools=(("c-epoll-workers", 3), ("nginx-workers", 3)),
         smoke_points=tuple(P("wrk", 40, True, idle_conns=n) for n in (0, 1_500)))
     said = []
@@ -107,12 +107,12 @@ def test_workers_hold_what_one_process_may_not_and_the_kernel_s_memory_grows_wit
 
 
 def test_each_sharing_mode_runs_its_own_server_and_its_workers_report_what_they_accepted(built, tmp_path):
-    plan = dataclasses.replace(scaleplans.ACCEPT_SPREAD, dataset="tiny-accept", pools=(("c-epoll-workers", 3),),
+    plan = dataclasses.replace(plans.ACCEPT_SPREAD, dataset="tiny-accept", pools=(("c-epoll-workers", 3),),
                                smoke_points=tuple(P("wrk", 40, True, idle_conns=300, share=m)
-                                                  for m in scaleplans.SHARES))
+                                                  for m in plans.SHARES))
     path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "tiny-accept", progress=lambda m: None)
     ds = dataset.load(path, "smoke")
-    assert sorted(ds.df["share"]) == sorted(scaleplans.SHARES)
+    assert sorted(ds.df["share"]) == sorted(plans.SHARES)
     argv = {s["share"]: " ".join(s["argv"]) for s in ds.meta["stops"]}
     for _, row in ds.df.iterrows():
         assert row["ok"] and row["workers_reported"] == 3 and row["workers_holding"] == 3

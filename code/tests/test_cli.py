@@ -13,6 +13,7 @@ from iobench.__main__ import main
 from iobench.kinds.http import plans
 from iobench.run import profiles, runner
 from iobench.run.lifecycle import StartError
+from iobench.kinds.http.dataset import COLUMNS
 from iobench.run.results import DatasetWriter
 from iobench.servers import manifest
 from iobench.servers.manifest import Server
@@ -27,7 +28,7 @@ def book(tmp_path, monkeypatch):
     """A data/ of one captured dataset (c-servers, two files) and a scratch folder, both temporary; every
     process the harness would start fails the test."""
     data = tmp_path / "data"
-    capture = DatasetWriter(data / "c-servers", "published-run")
+    capture = DatasetWriter(data / "c-servers", "published-run", COLUMNS)
     capture.write_json("meta.json", {"run_id": "published-run", "profile": {"name": "full"}})
     capture.add_row({"server": "c-epoll", "rps": 1.0})
     capture.commit()

@@ -1,4 +1,4 @@
-"""The HTTP clients as load generators (clientload.py) and their experiment (clientrun.py): the command
+"""The HTTP clients as load generators (clientload.py) and their experiment (kinds/clients): the command
 line each point becomes, the summary line parsed from a real run, and a brief live run in which every
 offered request is accounted for."""
 import os
@@ -11,8 +11,9 @@ from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
 from iobench.book.pages import http_clients
-from iobench.kinds.clients import clientrun
-from iobench.kinds.clients.clientrun import ClientPlan, ClientPoint
+from iobench.kinds.clients import dataset as clients_dataset
+from iobench.kinds.clients import plans as clients_plans
+from iobench.kinds.clients.plans import ClientPlan, ClientPoint
 from iobench.load import clientload, drivers
 from iobench.run import jvmlog, runner
 
@@ -54,10 +55,10 @@ def test_a_setting_adds_its_jvm_flags_before_the_classpath_and_names_its_files()
     with pytest.raises(KeyError):
         _ = ClientPoint("jetty", "burst", 10, setting="no-such").jvm_flags
     # the burst study's plan: every client at both pools, Apache at 10,000 with each setting
-    points = clientrun.CLIENT_BURST.points
+    points = clients_plans.CLIENT_BURST.points
     assert {(p.client, p.connections) for p in points if not p.setting} == {
         (c, n) for c in clientload.IDS for n in (10_000, 1_000)}
-    assert {p.setting for p in points if p.client == "apache-hc5"} == set(clientrun.SETTINGS)
+    assert {p.setting for p in points if p.client == "apache-hc5"} == set(clients_plans.SETTINGS)
 
 
 @pytest.mark.parametrize("bad, match", [(dict(client="curl"), "unknown client"),
@@ -81,41 +82,42 @@ def test_the_reference_generator_offers_the_same_rate_through_the_same_pool_and_
 
 
 def test_littles_law_ceiling_of_equal_and_shipped_pools():
-    assert clientrun.ceiling(ClientPoint("jdk", "equal", 10, connections=64)) == 6400
-    assert clientrun.ceiling(ClientPoint("apache-hc5", "shipped", 10)) == 500   # 5 per route
-    assert clientrun.ceiling(ClientPoint("jetty", "shipped", 10)) == 6400       # 64 per destination
-    assert clientrun.ceiling(ClientPoint("ahc", "shipped", 10)) is None         # no bound
-    assert clientrun.ceiling(ClientPoint("jdk", "cpu", 0, connections=16, rate=2000)) is None
+    assert clients_plans.ceiling(ClientPoint("jdk", "equal", 10, connections=64)) == 6400
+    assert clients_plans.ceiling(ClientPoint("apache-hc5", "shipped", 10)) == 500   # 5 per route
+    assert clients_plans.ceiling(ClientPoint("jetty", "shipped", 10)) == 6400       # 64 per destination
+    assert clients_plans.ceiling(ClientPoint("ahc", "shipped", 10)) is None         # no bound
+    assert clients_plans.ceiling(ClientPoint("jdk", "cpu", 0, connections=16, rate=2000)) is None
     # behind a link the round trip is the wait: 16 connections of 10 ms each, the server answering at once
     behind = ClientPoint("jdk", "link", 0, link_rtt_ms=10, connections=16, fraction=0.5)
-    assert clientrun.ceiling(behind) == 1600 and behind.offered_rps == 800
+    assert clients_plans.ceiling(behind) == 1600 and behind.offered_rps == 800
 
 
 def test_every_client_is_measured_at_every_level_of_the_full_plan():
     levels = {}
-    for p in clientrun.HTTP_CLIENTS.points:
+    for p in clients_plans.HTTP_CLIENTS.points:
         levels.setdefault((p.experiment, p.connections, p.offered_rps, p.requests, p.park_us), set()).add(p.client)
-    reference = {clientrun.REFERENCE}
+    reference = {clients_plans.REFERENCE}
     for (experiment, *_), clients in levels.items():
         # the C generator beside the five wherever the load is a rate through equal pools
         assert clients == set(clientload.IDS) | (reference if experiment in ("equal", "cpu", "link") else set())
-    assert {p.experiment for p in clientrun.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park",
+    assert {p.experiment for p in clients_plans.HTTP_CLIENTS.points} == {"equal", "shipped", "cpu", "burst", "park",
                                                                      "link"}
 
 
 def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     points = (ClientPoint("jdk", "equal", 10, connections=4, fraction=0.5),      # 200/s
               ClientPoint("okhttp", "equal", 10, connections=4, fraction=0.5),
-              ClientPoint(clientrun.REFERENCE, "equal", 10, connections=4, fraction=0.5),
+              ClientPoint(clients_plans.REFERENCE, "equal", 10, connections=4, fraction=0.5),
               ClientPoint("ahc", "burst", 10, connections=50, mode="burst", requests=300))
     plan = ClientPlan(dataset="tiny-clients", description="a test plan", points=points, smoke_points=points,
                       measured_s=1.0)
-    ds = clientrun.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    ds = clients_dataset.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c",
+                                         progress=lambda m: None))
     df = ds.df.set_index(["client", "mode"])
     assert len(df) == 4 and df.accounted.all() and df.ok_run.all()
     reads_like_the_book(ds, "http-clients")
     reads_as_prose(http_clients.dataset(ds))  # the chapter's prose from a smoke capture
-    c = df.loc[(clientrun.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
+    c = df.loc[(clients_plans.REFERENCE, "open")]     # the C generator: the same columns, its CPU from the harness
     assert abs(c.offered - 200) <= 2 and c.ok + c.failed + c.dropped == c.offered and c.max_in_flight == 16
     assert 10 <= c.p50_ms < 200 and 0 < c.client_cpu_us_per_req and c.client_threads_max == 1
     assert pd.isna(c.hlog_file) and pd.isna(c.thread_dump_file) and pd.isna(c.pss_kib)
@@ -148,7 +150,7 @@ def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     assert (ds.summary().server_cpu_pct < 50).all()  # the server is not what is measured
     # each client's PSS in the summary, the median of its repeats (here one), in MiB; none for the C generator
     assert ds.value("pss_mib", client="jdk", mode="open") == pytest.approx(df.loc[("jdk", "open")].pss_kib / 1024)
-    assert pd.isna(ds.value("pss_mib", client=clientrun.REFERENCE, mode="open"))
+    assert pd.isna(ds.value("pss_mib", client=clients_plans.REFERENCE, mode="open"))
 
 
 def test_behind_a_delay_link_the_wait_is_the_round_trip_and_the_link_is_taken_down(tmp_path):
@@ -160,7 +162,8 @@ def test_behind_a_delay_link_the_wait_is_the_round_trip_and_the_link_is_taken_do
     points = (ClientPoint("jdk", "link", 0, link_rtt_ms=10, connections=4, fraction=0.5),)   # 200/s
     plan = ClientPlan(dataset="tiny-link", description="a test plan", points=points, smoke_points=points,
                       measured_s=1.0)
-    ds = clientrun.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c", progress=lambda m: None))
+    ds = clients_dataset.load(runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "c",
+                                         progress=lambda m: None))
     row = ds.df.iloc[0]
     assert row.accounted and row.ok_run and row.link_rtt_ms == 10 and row.ceiling_rps == 400
     assert 10 <= row.p50_ms < 100            # the server answers at once: the wait is the link's round trip

@@ -9,11 +9,12 @@ import pytest
 from conftest import reads_as_prose, reads_like_the_book
 
 from iobench.book.pages import mina_netty_results
-from iobench.kinds.echo import echo, echorun
-from iobench.kinds.echo import echoplans
-from iobench.kinds.echo.echo import ECHO_SERVERS, read_stats, stats_summary
-from iobench.kinds.echo.echoplans import EchoPoint
-from iobench.kinds.echo.echorun import server_entry, verify_echo
+from iobench.kinds.echo import dataset as echo_dataset
+from iobench.kinds.echo import experiment as echo_experiment
+from iobench.kinds.echo import plans as echo_plans
+from iobench.kinds.echo.dataset import ECHO_SERVERS, read_stats, stats_summary
+from iobench.kinds.echo.plans import EchoPoint
+from iobench.kinds.echo.experiment import server_entry, verify_echo
 from iobench.load import drivers
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.servers.manifest import CODE, ServerOptions
@@ -72,27 +73,27 @@ def test_prune_series_keeps_one_compressed_series_per_chapter_experiment_and_not
             (d / f"x-r{r}.reads.csv").write_text("chunk_bytes,buffer_bytes,events\n5120,8192,1\n")
             (d / f"x-r{r}.reads.csv.series.csv").write_text("t_us,conn,chunk_bytes,buffer_bytes\n1,1,5120,8192\n")
     (tmp_path / "meta.json").write_text("{}")
-    assert echorun.prune_series(tmp_path) == 4
+    assert echo_experiment.prune_series(tmp_path) == 4
     assert not list(raw.rglob("*.series.csv"))
     kept = list(raw.rglob("*.series.csv.gz"))
     assert [k.relative_to(raw).as_posix() for k in kept] == ["partial/mina-2.0.7/x-r1.reads.csv.series.csv.gz"]
     assert gzip.decompress(kept[0].read_bytes()).startswith(b"t_us,")
     assert len(list(raw.rglob("*.reads.csv"))) == 4  # the histograms always stay
     assert "removed" in json.loads((tmp_path / "meta.json").read_text())["series_pruned"]
-    assert echorun.prune_series(tmp_path) == 0
+    assert echo_experiment.prune_series(tmp_path) == 0
 
 
 def test_wire_limit_counts_segments():
-    assert echo.wire_limit(1024) == pytest.approx(1e9 / 8 / (1024 + 90))
-    assert echo.wire_limit(5120) == pytest.approx(1e9 / 8 / (5120 + 4 * 90))
+    assert echo_dataset.wire_limit(1024) == pytest.approx(1e9 / 8 / (1024 + 90))
+    assert echo_dataset.wire_limit(5120) == pytest.approx(1e9 / 8 / (5120 + 4 * 90))
 
 
 def test_sweep_plan_interleaves_the_four_versions():
-    sizes = [p.size for p in echoplans.SWEEP.points if p.link == "lo"]
-    assert sorted(set(sizes)) == list(echoplans.SIZES)
-    first = [p.server for p in echoplans.SWEEP.points[:4]]
-    assert first == list(echo.VERSIONS)  # every size runs all four before the next size
-    assert len({p.stem(1) for p in echoplans.EXPERIMENTS.points}) == len(echoplans.EXPERIMENTS.points)
+    sizes = [p.size for p in echo_plans.SWEEP.points if p.link == "lo"]
+    assert sorted(set(sizes)) == list(echo_plans.SIZES)
+    first = [p.server for p in echo_plans.SWEEP.points[:4]]
+    assert first == list(echo_dataset.VERSIONS)  # every size runs all four before the next size
+    assert len({p.stem(1) for p in echo_plans.EXPERIMENTS.points}) == len(echo_plans.EXPERIMENTS.points)
 
 
 # ---- the servers ----------------------------------------------------------------------------
@@ -158,20 +159,20 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
     except LinkUnavailable as exc:
         pytest.skip(f"no veth link here: {exc}")
     import dataclasses
-    forced = echoplans._pinned(4096)
-    plan = dataclasses.replace(echoplans.EXPERIMENTS, points=(
+    forced = echo_plans._pinned(4096)
+    plan = dataclasses.replace(echo_plans.EXPERIMENTS, points=(
         EchoPoint("mina-2.0.7", 5120, "veth", flags=forced, experiment="split-nagle"),
         EchoPoint("mina-2.0.7", 5120, "veth", connections=1, flags=forced, capture="tcpdump", experiment="trace"),
         EchoPoint("netty-4.2.20", 5120, "lo", capture="jfr", experiment="alloc")))
-    path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
-    ds = echo.load(path, "smoke")
+    path = echo_experiment.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-experiments", progress=lambda m: None)
+    ds = echo_dataset.load(path, "smoke")
     assert len(ds.df) == 3 and ds.df["ok"].all()
     reads_like_the_book(ds, "echo-experiments")
     reads_as_prose(mina_netty_results.experiments(ds))  # the chapter's sentences, from a smoke capture
     assert (ds.df["errors"] == 0).all()
     trace = ds.df[ds.df["capture"] == "tcpdump"].iloc[0]
     pcap = next((path / "raw").rglob("*.pcap.gz"))
-    assert " > " in echo.pcap_text(pcap)
+    assert " > " in echo_dataset.pcap_text(pcap)
     assert trace["connections"] == 1
     assert list((path / "raw").rglob("*.jfr-allocation-by-class.txt"))
     assert not list((path / "raw").rglob("*.jfr"))  # the recording itself is not kept
@@ -185,9 +186,9 @@ def test_smoke_run_of_the_experiments_captures_a_trace_and_an_allocation_profile
 
 def test_packets_and_stalls_from_a_real_trace():
     # tcpdump's lines around the first stall of the forced 5 KiB split (data/echo-experiments)
-    pk = echo.packets((FIXTURES / "tcpdump-mina-5120-split.txt").read_text())
+    pk = echo_dataset.packets((FIXTURES / "tcpdump-mina-5120-split.txt").read_text())
     assert len(pk) >= 20
-    found = echo.stalls(pk, "10.78.0.2")
+    found = echo_dataset.stalls(pk, "10.78.0.2")
     assert found, "the fixture holds one stall"
     i = found[-1]
     # the held segment is the second write (1024 bytes) and went out right after the client's ACK
@@ -195,11 +196,11 @@ def test_packets_and_stalls_from_a_real_trace():
     assert 38 <= 1e3 * (pk[i - 1]["t"] - pk[i - 2]["t"]) <= 50  # the client's delayed ACK
     assert pk[i - 2]["length"] == 1200  # the lone tail of the 4096-byte first write
     # the gaps between two requests are the client's, not stalls inside a response
-    assert echo.stalls(pk, "10.78.0.1") == []
+    assert echo_dataset.stalls(pk, "10.78.0.1") == []
 
 
 def test_jfr_table_reads_a_real_view():
-    rows = echo.jfr_table((FIXTURES / "jfr-view-allocation-by-class.txt").read_text())
+    rows = echo_dataset.jfr_table((FIXTURES / "jfr-view-allocation-by-class.txt").read_text())
     assert rows[0][0] == "io.netty.channel.DefaultChannelPromise" and rows[0][1].endswith("%")
     assert all(len(r) == 2 for r in rows)
     assert sum(float(r[1].rstrip("%")) for r in rows) == pytest.approx(100, abs=1)
@@ -213,11 +214,11 @@ def test_without_root_the_veth_points_are_skipped_and_said_so(built, tmp_path, m
         raise LinkUnavailable("network namespaces and veth devices need root (euid is not 0)")
 
     monkeypatch.setattr(VethLink, "check_available", staticmethod(unavailable))
-    plan = dataclasses.replace(echoplans.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
+    plan = dataclasses.replace(echo_plans.SWEEP, points=(EchoPoint("netty-4.2.20", 1024, "lo"),
                                                    EchoPoint("netty-4.2.20", 1024, "veth")), smoke_points=())
     said = []
-    path = echorun.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
-    ds = echo.load(path, "smoke")
+    path = echo_experiment.run_echo_plan(plan, "smoke", dest=tmp_path / "echo-sweep", progress=said.append)
+    ds = echo_dataset.load(path, "smoke")
     assert list(ds.df["link"]) == ["lo"]
     assert "need root" in ds.meta["skipped"]["veth"]
     assert any(m.startswith("skip: 1 points on the veth link") for m in said)

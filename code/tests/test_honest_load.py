@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from iobench.kinds.http.bench import served_columns
+from iobench.kinds.http.experiment import served_columns
+from iobench.kinds.http.dataset import POINT_KEYS
 from iobench.kinds.http.plans import Point
 from iobench.load import drivers
 from iobench.run import sampler
@@ -112,14 +113,14 @@ def test_a_repeat_far_from_its_median_is_flagged():
     # data/c-servers' c-epoll at 20 ms of work before the timer fix: one repeat hung.
     rows = [row(1910, 1), row(1913, 2), row(463, 3), row(1000, 1, server="c-poll"), row(1100, 2, server="c-poll"),
             row(1190, 3, server="c-poll"), row(50, 1, connections=1), row(60, 2, connections=1)]
-    flagged = flag_outliers(rows)
+    flagged = flag_outliers(rows, POINT_KEYS, "rps")
     assert [(r["server"], r["repeat"]) for r in flagged] == [("c-epoll", 3)]
     assert [r["outlier"] for r in rows] == [False, False, True, False, False, False, False, False]
     # a failed repeat is an outlier of its point; 21 % off is, 19 % is not
     rows = [row(100, 1), row(101, 2), row(121.5, 3),
             row(100, 1, connections=1), row(119, 2, connections=1), row(100, 3, connections=1),
             row(100, 1, connections=2), row(100, 2, connections=2), row(0, 3, connections=2, ok=False)]
-    assert [(r["connections"], r["repeat"]) for r in flag_outliers(rows)] == [(40, 3), (2, 3)]
+    assert [(r["connections"], r["repeat"]) for r in flag_outliers(rows, POINT_KEYS, "rps")] == [(40, 3), (2, 3)]
 
 
 # --- event loops never hang ------------------------------------------------------------------------

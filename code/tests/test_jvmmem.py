@@ -78,7 +78,7 @@ def test_the_plan_starts_its_java_servers_tracked_and_reads_them_at_every_level(
 
 
 def test_the_event_loop_plan_starts_each_setting_tracked_in_a_process_of_its_own():
-    from iobench.kinds.rpc.rpcplans import WRITEUP_LOOPS
+    from iobench.kinds.rpc.plans import WRITEUP_LOOPS
 
     exp = registry.experiment("rpc-loops")
     assert set(jvmmem.COLUMNS) <= set(exp.columns)

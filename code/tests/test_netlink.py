@@ -264,9 +264,9 @@ def test_a_plan_behind_the_link_records_it_in_the_metadata(link_possible, tmp_pa
     after the last point, and the dataset reads it back by name; nothing is left behind."""
     import json
 
-    from iobench.data import dataset
+    from iobench.kinds.http import dataset
     from iobench.kinds.http import plans
-    from iobench.kinds.http.bench import HttpExperiment
+    from iobench.kinds.http.experiment import HttpExperiment
     from iobench.run import runner
     plan = plans.HttpPlan(dataset="tiny-link", description="a test plan behind the link", servers=("c-epoll",),
                           points=(plans.Point("ab", 2, True, timeout_s=10.0),), battery=False, link_rtt_ms=20.0)

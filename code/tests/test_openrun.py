@@ -10,7 +10,8 @@ from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
 from iobench.book.pages import open_loop as page
-from iobench.kinds.openloop.openrun import OpenPlan, OpenPoint, load
+from iobench.kinds.openloop.dataset import load
+from iobench.kinds.openloop.plans import OpenPlan, OpenPoint
 from iobench.run import runner
 from iobench.servers.manifest import CODE
 
@@ -66,7 +67,7 @@ def test_every_plan_kind_is_found_by_name():
 
 
 def test_what_the_chapter_reads_from_a_summary():
-    from iobench.kinds.openloop.openrun import highest_on_time, knee, on_time
+    from iobench.kinds.openloop.dataset import highest_on_time, knee, on_time
     s = pd.DataFrame([
         # server, loop, fraction, offered, achieved, dropped, timeouts, p99
         ("a", "closed", 0.0, None, 1000, 0, 0, 10.0),

@@ -14,7 +14,7 @@ from iobench.book.claims import ClaimBroken
 from iobench.book.pages import c_results as page
 from iobench.book.pages import text
 from iobench.book.phrases import NA
-from iobench.data import dataset
+from iobench.kinds.http import dataset
 from iobench.run.profiles import DATA
 
 PAGE = ROOT / "book" / "c" / "results.md"

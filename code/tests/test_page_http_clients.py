@@ -13,7 +13,7 @@ from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import http_clients as page
 from iobench.book.pages import text
-from iobench.kinds.clients.clientrun import REFERENCE
+from iobench.kinds.clients.plans import REFERENCE
 from iobench.load.clientload import IDS
 
 PAGE = ROOT / "book/clients/http-clients.md"

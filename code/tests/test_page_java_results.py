@@ -12,7 +12,7 @@ from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import java_results as page
 from iobench.book.phrases import NA
-from iobench.data import dataset
+from iobench.kinds.http import dataset
 from iobench.run.profiles import DATA
 
 PAGE = ROOT / "book" / "java" / "results.md"

@@ -11,7 +11,7 @@ from conftest import ROOT, reads_as_prose
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import source_reproduction as page
 from iobench.book.phrases import NA
-from iobench.data import dataset
+from iobench.kinds.http import dataset
 from iobench.run.profiles import DATA
 
 PAGE = ROOT / "book" / "c" / "source-reproduction.md"

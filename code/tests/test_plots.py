@@ -9,7 +9,7 @@ import matplotlib.colors as mcolors
 import pytest
 
 from iobench.book import plots
-from iobench.data import dataset
+from iobench.kinds.http import dataset
 from iobench.run.profiles import DATA
 from iobench.servers import manifest
 

@@ -13,14 +13,15 @@ import pytest
 from conftest import reads_like_the_book
 
 from iobench import registry
-from iobench.data.dataset import load
+from iobench.kinds.http.dataset import load
 from iobench.kinds.http import plans
-from iobench.kinds.http.bench import HttpExperiment
+from iobench.kinds.http.experiment import HttpExperiment
 from iobench.load import drivers
 from iobench.run import profiles, runner
 from iobench.run.lifecycle import ServerError
 from iobench.run.procs import free_port, port_is_listening
-from iobench.run.results import COLUMNS, DatasetExists, DatasetWriter, atomic_write
+from iobench.kinds.http.dataset import COLUMNS
+from iobench.run.results import DatasetExists, DatasetWriter, atomic_write
 from iobench.servers import manifest
 from test_lifecycle import CODE, HERE, assert_gone, contract_server, recorded_pgids, recorded_server
 
@@ -50,12 +51,12 @@ def test_atomic_write_failure_keeps_the_old_content(tmp_path, monkeypatch):
 
 def test_writer_refuses_an_existing_dataset(tmp_path):
     dest = tmp_path / "data" / "ds"
-    w = DatasetWriter(dest, "run1")
+    w = DatasetWriter(dest, "run1", COLUMNS)
     w.write_json("meta.json", {"run": 1})
     w.commit()
     with pytest.raises(DatasetExists, match="overwrite"):
-        DatasetWriter(dest, "run2")
-    w2 = DatasetWriter(dest, "run2", overwrite=True)
+        DatasetWriter(dest, "run2", COLUMNS)
+    w2 = DatasetWriter(dest, "run2", COLUMNS, overwrite=True)
     w2.write_json("meta.json", {"run": 2})
     w2.commit()
     assert json.loads((dest / "meta.json").read_text()) == {"run": 2}
@@ -63,17 +64,17 @@ def test_writer_refuses_an_existing_dataset(tmp_path):
 
 
 def test_writer_rejects_unknown_columns(tmp_path):
-    w = DatasetWriter(tmp_path / "ds", "r")
+    w = DatasetWriter(tmp_path / "ds", "r", COLUMNS)
     with pytest.raises(KeyError, match="unknown result columns"):
         w.add_row({"server": "x", "speed": 1})
 
 
 def test_abandoned_run_leaves_the_dataset_untouched(tmp_path):
     dest = tmp_path / "ds"
-    w = DatasetWriter(dest, "run1")
+    w = DatasetWriter(dest, "run1", COLUMNS)
     w.write_json("meta.json", {"run": 1})
     w.commit()
-    w2 = DatasetWriter(dest, "run2", overwrite=True)
+    w2 = DatasetWriter(dest, "run2", COLUMNS, overwrite=True)
     w2.write_json("meta.json", {"run": 2})
     failed = w2.abandon("boom")
     assert json.loads((dest / "meta.json").read_text()) == {"run": 1}
@@ -182,7 +183,7 @@ def test_ctrl_c_during_a_run_stops_the_server_and_keeps_the_data(tmp_path):
     """SIGINT while the server is up: the command exits 130, the server's process group is
     gone, its port is free, and the dataset already captured at --dest is byte for byte the same."""
     dest = tmp_path / "data" / "tiny"
-    w = DatasetWriter(dest, "earlier-run")
+    w = DatasetWriter(dest, "earlier-run", COLUMNS)
     w.write_json("meta.json", {"run_id": "earlier-run"})
     w.write_raw("test-ok/wrk.txt", "captured earlier\n")
     w.commit()
@@ -268,7 +269,7 @@ def test_every_published_rpc_open_loop_and_client_row_carries_the_memory_of_what
     one exception is the clients' reference, the book's C generator: its own memory is not a subject."""
     import pandas as pd
 
-    from iobench.kinds.clients.clientrun import REFERENCE
+    from iobench.kinds.clients.plans import REFERENCE
 
     checked = []
     for meta in sorted(profiles.DATA.glob("*/meta.json")):
@@ -330,7 +331,7 @@ def test_loop_ms_is_the_hosts_speed_over_the_whole_capture():
 def test_reads_like_the_book_fails_on_a_summary_that_lost_a_column(monkeypatch):
     """The check the smoke captures go through fails where a page's input would break: a column of
     the book's summary gone from the capture's, or the capture read as another kind."""
-    from iobench.kinds.echo import echo
+    from iobench.kinds.echo import dataset as echo
     smoke = registry.obtain("baselines", "replay")
     smoke.meta = {**smoke.meta, "profile": {**smoke.meta["profile"], "name": "smoke"}}
     whole = smoke.summary()
@@ -376,7 +377,7 @@ def test_the_marginal_cost_is_the_slope_between_successive_levels_in_each_repeat
     two successive levels over the change in connections held; a level a repeat did not reach makes no segment,
     a failed run none either; then the median and range over the repeats."""
     import pandas as pd
-    from iobench.data.dataset import Dataset
+    from iobench.kinds.http.dataset import HttpDataset
     rows = []
     for repeat, (base, grown) in enumerate([(100.0, 50.0), (120.0, 70.0), (110.0, 60.0)], start=1):
         # a JVM-like server: the first thousand cost `grown` KiB each (the heap grows), later ones 10 KiB
@@ -387,7 +388,7 @@ def test_the_marginal_cost_is_the_slope_between_successive_levels_in_each_repeat
     rows.append({"server": "jvm", "repeat": 4, "idle_conns": 0, "idle_open": 0, "pss_rest_kib": 1.0, "ok": True})
     rows.append({"server": "jvm", "repeat": 4, "idle_conns": 1000, "idle_open": 1000, "pss_rest_kib": 9e9,
                  "ok": False})
-    ds = Dataset("t", None, pd.DataFrame(rows), {}, {}, "replay")
+    ds = HttpDataset("t", None, pd.DataFrame(rows), {}, {}, "replay")
     m = ds.marginal().set_index(["from", "to"])
     assert m.loc[(0, 1000)][["repeats", "slope", "slope_min", "slope_max"]].tolist() == [3, 60.0, 50.0, 70.0]
     assert m.loc[(1000, 10000)][["repeats", "slope", "slope_min", "slope_max"]].tolist() == [3, 10.0, 10.0, 10.0]

@@ -1,4 +1,4 @@
-"""The RPC providers (code/java/rpc) under the harness (rpcrun.py): the call's bytes on the wire, every provider
+"""The RPC providers (code/java/rpc) under the harness (kinds/rpc): the call's bytes on the wire, every provider
 answering it in its own protocol, the conformance battery on each HTTP provider's route, the write-up's consumer
 in front of a provider, and a brief live run of the plan that accounts for every request and leaves a flame graph."""
 import csv
@@ -14,8 +14,8 @@ from conftest import reads_as_prose, reads_like_the_book
 from iobench import registry
 from iobench.book import flames
 from iobench.book.pages import rpc as rpc_page
-from iobench.kinds.rpc.rpcplans import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan
-from iobench.kinds.rpc.rpcrun import load
+from iobench.kinds.rpc.dataset import load
+from iobench.kinds.rpc.plans import GRID, PROVIDERS, RPC_KEEPALIVE, RPC_PROVIDER, RpcPlan
 from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, runner

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from iobench import registry
-from iobench.kinds.echo import echoplans, echorun
+from iobench.kinds.echo import experiment as echo_experiment
+from iobench.kinds.echo import plans as echo_plans
 from iobench.kinds.http import plans
-from iobench.kinds.http.bench import HttpExperiment
+from iobench.kinds.http.experiment import HttpExperiment
 from iobench.run import runner, sampler
 from iobench.run.procs import EXIT_UNSUPPORTED, port_is_listening, process_group_pids
 from iobench.servers import http, manifest
@@ -49,7 +50,7 @@ def test_every_dataset_is_an_experiment_of_the_one_runner():
         ex = registry.experiment(name)
         assert isinstance(ex, runner.Experiment) and ex.dataset == name
     assert isinstance(registry.experiment("c-servers"), HttpExperiment)
-    assert isinstance(registry.experiment("echo-sweep"), echorun.EchoExperiment)
+    assert isinstance(registry.experiment("echo-sweep"), echo_experiment.EchoExperiment)
     with pytest.raises(KeyError, match="unknown dataset 'nope'; known: .*echo-sweep"):
         registry.experiment("nope")
 
@@ -61,7 +62,7 @@ def test_server_ids_are_written_once():
     assert plans.C_MEASURED == tuple(s for s in manifest.ids("C") if s in plans.C_MEASURED)
     assert set(manifest.ids("C")) - set(plans.C_MEASURED) == {"c-uring-multishot", "c-epoll-workers"}
     assert plans.JAVA_SERVERS.servers[1:] == manifest.ids("Java")
-    assert echoplans.ECHO_VERSIONS == tuple(manifest.ECHO_SERVERS)
+    assert echo_plans.ECHO_VERSIONS == tuple(manifest.ECHO_SERVERS)
 
 
 @pytest.mark.live  # a ratio of two wall-clock readings on a shared core (a VM's steal moves it): make test-live

@@ -14,8 +14,8 @@ from conftest import reads_as_prose, reads_like_the_book
 
 from iobench import registry
 from iobench.book.pages import many_connections
-from iobench.data import dataset
-from iobench.kinds.http import plans, scaleplans
+from iobench.kinds.http import dataset
+from iobench.kinds.http import plans
 from iobench.load.idle import IDLE_BIN, parse_line
 from iobench.run import limits, runner
 from iobench.run.profiles import PROFILES
@@ -67,11 +67,11 @@ def test_idle_lines_are_parsed_and_a_missing_one_is_none():
 
 
 def test_the_idle_study_is_ordered_and_never_lets_a_server_drop_an_idle_connection():
-    plan = scaleplans.IDLE_CONNECTIONS
+    plan = plans.IDLE_CONNECTIONS
     assert plan.holds_idle and plan.idle_timeout_s == 0 and not plans.C_SERVERS.holds_idle
     assert [p.idle_conns for p in plan.points] == sorted(p.idle_conns for p in plan.points)
     assert plan.points[0].idle_conns == 0 and plan.points[-1].idle_conns == 100_000
-    assert not set(scaleplans.ONE_AT_A_TIME) & set(plan.servers)
+    assert not set(plans.ONE_AT_A_TIME) & set(plan.servers)
     assert set(plan.smoke_servers) < set(plan.servers)
 
 
@@ -79,7 +79,7 @@ def test_the_idle_study_is_ordered_and_never_lets_a_server_drop_an_idle_connecti
 def idle_run(tmp_path_factory):
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
     assert IDLE_BIN.exists()
-    plan = dataclasses.replace(scaleplans.IDLE_CONNECTIONS.only(("c-epoll", "c-thread")), dataset="tiny-idle",
+    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-epoll", "c-thread")), dataset="tiny-idle",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 1500)))
     said = []
     path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path_factory.mktemp("idle") / "tiny-idle",
@@ -126,7 +126,7 @@ def pd_isnan(x) -> bool:
 def test_a_model_that_stops_answering_idle_connections_is_not_measured_past_that_point(tmp_path, monkeypatch):
     # A pool of 64 threads, each held by an idle connection that never closes: the 65th
     # connection is never answered, nor are the busy ones; the next level is not run.
-    plan = dataclasses.replace(scaleplans.IDLE_CONNECTIONS.only(("c-threadpool",)), dataset="tiny-pool",
+    plan = dataclasses.replace(plans.IDLE_CONNECTIONS.only(("c-threadpool",)), dataset="tiny-pool",
                                smoke_points=tuple(plans.Point("wrk", 40, True, idle_conns=n) for n in (0, 100, 200)))
     path = runner.run(registry.experiment(plan), "smoke", dest=tmp_path / "tiny-pool", progress=lambda m: None)
     df = dataset.load(path, "smoke").df.set_index("idle_conns")

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from iobench import registry
-from iobench.kinds.openloop.openrun import OpenPlan, OpenPoint, load
+from iobench.kinds.openloop.dataset import load
+from iobench.kinds.openloop.plans import OpenPlan, OpenPoint
 from iobench.run import probes, runner
 from iobench.servers.manifest import CODE
 
@@ -91,7 +92,7 @@ def test_every_server_an_rpc_plan_names_is_measured_by_one_of_its_points():
     """A point measures only the servers it names (RpcPoint.servers, the four providers unless it says
     otherwise): a plan that lists a server none of its points names would not measure it, and its description
     would say more than its data (the first run of rpc-syscalls, 2026-11-27, measured the providers only)."""
-    from iobench.kinds.rpc.rpcplans import RPC_PLANS
-    for plan in RPC_PLANS.values():
+    from iobench.kinds.rpc.plans import PLANS
+    for plan in PLANS.values():
         named = {s for p in plan.points for s in p.servers}
         assert set(plan.servers) <= named, (plan.dataset, set(plan.servers) - named)

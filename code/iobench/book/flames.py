@@ -1,6 +1,6 @@
 """What a flame graph's samples say, added up: the CPU of a JVM by who spent it.
 
-async-profiler writes folded stacks beside each flame graph (rpcrun keeps them as flame/<server>.collapsed.gz; a
+async-profiler writes folded stacks beside each flame graph (kinds/rpc keeps them as flame/<server>.collapsed.gz; a
 dataset from before that has them plain, flame/<server>.collapsed), one line per
 distinct stack, root first, with its count of samples: `java/lang/Thread.run;...;tcp_sendmsg_[k] 12`. Each sample
 goes to one share:

@@ -68,7 +68,7 @@ def _styles() -> dict[str, tuple[str, str]]:
         styles[sid] = (hue, "^")
     for sid, hue in _RPC_LOOKS.items():
         styles[sid] = (hue, "h")
-    styles["iom-openloop"] = ("black", "X")   # clientrun.REFERENCE: the C generator the clients are measured beside
+    styles["iom-openloop"] = ("black", "X")   # clients' REFERENCE: the C generator the clients are measured beside
     return styles
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from iobench.data.dataset import KEYS, Dataset
+from iobench.data.dataset import Dataset
+from iobench.kinds.http.dataset import KEYS
 from iobench.registry import reader
 from iobench.run.profiles import DATA
 

@@ -23,7 +23,7 @@ from matplotlib.patches import Patch
 from iobench.book import figures
 from iobench.book.looks import FACET_ABOVE, FAMILIES, caption, describe, family, style  # noqa: F401 (pages use plots.*)
 from iobench.data.dataset import Dataset
-from iobench.kinds.echo import echo
+from iobench.kinds.echo import dataset as echo
 
 figures.install()  # the book's style, and every figure a cell shows as figures.png() renders it
 

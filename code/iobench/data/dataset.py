@@ -1,8 +1,9 @@
 """A captured dataset: load it, summarise its repeats, and say where it came from.
 
-Dataset is the closed-loop HTTP kind's and every other kind's base; read_folder is where every
-kind's reader starts. Which reader a dataset name needs, and obtaining one (replayed or measured),
-is the registry's (registry.obtain): the result always says which profile produced its numbers.
+Dataset is every kind's base (each kind's own, with its summary and reader, is in
+kinds/<kind>/dataset.py); read_folder is where every kind's reader starts. Which reader a dataset name
+needs, and obtaining one (replayed or measured), is the registry's (registry.obtain): the result always
+says which profile produced its numbers.
 """
 from __future__ import annotations
 
@@ -16,9 +17,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from iobench.data.report import REQUIRED, value_in
-from iobench.run import jvmmem
 from iobench.run.profiles import DATA
-
 
 
 def spread(column: str, source: str | None = None) -> dict[str, tuple[str, str]]:
@@ -56,37 +55,6 @@ class Summary:
         return self.after(agg) if self.after is not None else agg
 
 
-KEYS = ["server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
-        "idle_conns"]
-
-# Median and min-max over repeats of each point (failed runs excluded). unserved: in some repeat, a connection
-# never got an answer (conns_served, its fewest over the repeats, says how many did); outliers: repeats more than
-# 20 % from the point's median rps (results.flag_outliers), to be explained.
-HTTP_SUMMARY = Summary(
-    keys=tuple(KEYS),
-    columns={
-        "repeats": ("repeat", "count"), **spread("rps"),
-        "p50_ms": ("p50_ms", "median"), **spread("p99_ms"),
-        **spread("cpu_us_per_req", "server_cpu_us_per_req"),
-        "rss_mib": ("server_rss_kib_max", lambda s: s.max() / 1024),
-        "pss_mib": ("pss_kib", lambda s: s.max() / 1024),
-        "threads": ("server_threads_max", "max"),
-        "errors": ("errors", "sum"), "client_cpu_pct": ("client_cpu_pct", "median"),
-        "generator_bound": ("generator_bound", "any"), "noisy": ("noisy", "any"),
-        "conns_served": ("conns_served", "min"), "conn_min_requests": ("conn_min_requests", "min"),
-        "conn_max_requests": ("conn_max_requests", "max"),
-        "unserved": ("unserved", "any"), "outliers": ("outlier", "sum"),
-        "csw_per_req": ("csw_per_req", "median"),
-        "idle_open": ("idle_open", "min"), **spread("pss_per_idle_kib"),
-    },
-    before=lambda d: d.assign(
-        csw_per_req=(d["server_vcsw"] + d["server_ivcsw"]) / d["requests"].where(d["requests"] > 0)),
-    shown=("server", "tool", "mode", "connections", "work_ms", "pipeline", "repeats", "rps", "rps_min", "rps_max",
-           "p99_ms", "cpu_us_per_req", "conns_served", "errors", "generator_bound", "outliers"),
-    optional=jvmmem.SUMMARY,  # where the plan read the JVMs' memory
-)
-
-
 # A run whose machine-speed loop took this many times its usual time was measured on a slower machine (Dataset.slow).
 SLOW_FACTOR = 1.3
 
@@ -100,7 +68,7 @@ class Dataset:
     battery: dict
     shown_under: str  # the profile of the session that loaded it
 
-    summarised: ClassVar[Summary] = HTTP_SUMMARY  # each kind's dataset names its own
+    summarised: ClassVar[Summary]  # each kind's dataset names its own (kinds/<kind>/dataset.py)
 
     @property
     def produced_by(self) -> str:
@@ -178,32 +146,6 @@ class Dataset:
         is a KeyError, or `default` if given (report.value_in)."""
         return value_in(self.summary(), column, default, **where)
 
-    def marginal(self, value: str = "pss_rest_kib", per: str = "idle_open", level: str = "idle_conns") -> pd.DataFrame:
-        """What one more of `per` costs in `value`, between each two successive levels: in each repeat of
-        each server (one process, every level in turn), (value at the higher level - at the lower) / (per at
-        the higher - at the lower); then the median and range over the repeats. One row per server and
-        segment (from, to): with three levels or more, a cost that changes between segments shows it (a
-        JVM's heap growing, say), which one total over N at one level hides."""
-        ok = self.df[self.df["ok"] & self.df[value].notna() & self.df[per].notna()]
-        rows = []
-        for (server, repeat), g in ok.groupby(["server", "repeat"], sort=False):
-            g = g.sort_values(level)
-            for (_, lo), (_, hi) in zip(g.iterrows(), g.iloc[1:].iterrows()):
-                if hi[per] > lo[per]:
-                    rows.append({"server": server, "repeat": repeat, "from": int(lo[level]), "to": int(hi[level]),
-                                 "slope": (hi[value] - lo[value]) / (hi[per] - lo[per])})
-        slopes = pd.DataFrame(rows, columns=["server", "repeat", "from", "to", "slope"])
-        return (slopes.groupby(["server", "from", "to"], sort=False)
-                .agg(repeats=("repeat", "count"), **spread("slope")).reset_index())
-
-    def marginal_value(self, server: str, to: int | None = None, default=REQUIRED, **kw) -> float:
-        """The median marginal cost of `server` in the segment ending at level `to` (the highest: None)."""
-        m = self.marginal(**kw)
-        m = m[m["server"] == server]
-        if to is None and len(m):
-            to = m["to"].max()
-        return value_in(m, "slope", default, server=server, to=to)
-
 
 def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, pd.DataFrame, dict]:
     """A captured folder of any kind: its rows (the `bools` columns as booleans; missing ones
@@ -215,20 +157,6 @@ def read_folder(path: Path, bools: tuple[str, ...], **read_csv) -> tuple[Path, p
     for col in bools:
         df[col] = df[col].astype(str).str.lower().eq("true") if col in df.columns else False
     return path, df, json.loads((path / "meta.json").read_text())
-
-
-def load(path: Path, shown_under: str = "replay") -> Dataset:
-    path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "unserved", "outlier"))
-    for col in ("requested", "backlog", "idle_conns"):  # newer than their datasets: 0 means "not set", none
-        if col not in df.columns:
-            df[col] = 0
-    if "pipeline" not in df.columns:  # older than schema 6: no pipelining
-        df["pipeline"] = 1
-    for col in ("pss_kib", "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
-                "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib"):
-        if col not in df.columns:  # older than schema 6 (and the idle columns): not measured
-            df[col] = float("nan")
-    return Dataset(path.name, path, df, meta, read_battery(path), shown_under)
 
 
 def read_battery(path: Path) -> dict:

@@ -1,6 +1,6 @@
 """An RPC call on the wire, as iom.rpc.Codec (code/java/rpc) writes it: findById(101) in JSON and in the compact
 binary form, the answer every provider must give, which protocol each provider speaks (read from its flags in the
-manifest), and one call on a new connection in that protocol (rpcrun's verify, the tests)."""
+manifest), and one call on a new connection in that protocol (the rpc experiment's verify, the tests)."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """Processes: start one from an argument list, wait for its READY line, stop its whole group.
 
 Every program the harness starts goes through here: servers (lifecycle.py), the delay
-link's forwarder (netlink.py), tcpdump (echo.py). Each starts in a session of its own,
+link's forwarder (netlink.py), tcpdump (kinds/echo). Each starts in a session of its own,
 so its process group (forked children, nginx workers) is signalled together, and with
 PR_SET_PDEATHSIG, so it dies too if the harness is killed. Stopping sends one signal to
 the group, SIGKILL after a grace period, and waits until no member is left: that is

@@ -1,6 +1,6 @@
 """Datasets on disk: tidy CSV rows, a metadata file, and the raw output of every run.
 
-    data/<dataset>/results.csv     one row per (server, tool, mode, connections, work, repeat)
+    data/<dataset>/results.csv     one row per point and repeat, in its kind's columns (kinds/<kind>/dataset.py)
     data/<dataset>/meta.json       how, where and when the run was made (metadata.py)
     data/<dataset>/raw/...         every tool's output, exactly as printed, with its command
     data/<dataset>/battery.json    the conformance battery's verdict per server, if run
@@ -20,24 +20,6 @@ import tempfile
 from pathlib import Path
 
 from iobench.run import metadata
-from iobench.run.sampler import TCP_COLUMNS
-
-COLUMNS = [
-    "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
-    "idle_conns", "repeat",
-    "rps", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms",
-    "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "non2xx",
-    "requests", "duration_s", "bytes",
-    "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
-    "server_steal_s", "client_steal_s",
-    "server_rss_kib_max", "pss_kib", "server_threads_max", "server_procs_max", "server_vcsw", "server_ivcsw",
-    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
-    "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests", "unserved", "outlier",
-    "idle_answered", "idle_open", "pss_rest_kib", "pss_per_idle_kib",
-    *TCP_COLUMNS,
-    "ok", "failure", "raw_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
-]
-
 
 def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -> str:
     """A tool's output as a raw file keeps it: its command (environment first), start and exit code above it."""
@@ -49,11 +31,10 @@ def raw_text(argv: list[str], env: dict, output: str, code: int, started: str) -
 # A repeat further than this from the median of its point's repeats is flagged: a repeat at a
 # quarter of the others is a hang, not noise, and must be explained or re-measured.
 OUTLIER_FRACTION = 0.20
-POINT_KEYS = ("server", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline", "idle_conns")
 
 
-def flag_outliers(rows: list[dict], fraction: float = OUTLIER_FRACTION, keys: tuple[str, ...] = POINT_KEYS,
-                  value: str = "rps") -> list[dict]:
+def flag_outliers(rows: list[dict], keys: tuple[str, ...], value: str,
+                  fraction: float = OUTLIER_FRACTION) -> list[dict]:
     """Set each row's `outlier`: its value (rps) is more than `fraction` from the median of
     the successful repeats of its point (with at least three). Failed runs are outliers too
     when their point has others. Returns the flagged rows."""
@@ -153,7 +134,7 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         raise
 
 
-def rows_to_csv(rows: list[dict], columns: list[str] = COLUMNS) -> str:
+def rows_to_csv(rows: list[dict], columns: list[str]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="raise", lineterminator="\n")
     writer.writeheader()
@@ -173,8 +154,8 @@ def _fmt(v):
 class DatasetWriter:
     """Collects one run in a staging folder; commit() moves it to its destination."""
 
-    def __init__(self, dest: Path, run_id: str, overwrite: bool = False, columns: list[str] = COLUMNS):
-        self.columns = columns  # the HTTP datasets' COLUMNS, or another table's (echo.COLUMNS)
+    def __init__(self, dest: Path, run_id: str, columns: list[str], overwrite: bool = False):
+        self.columns = columns  # its kind's (kinds/<kind>/dataset.py COLUMNS), with its plan's optional ones
         self.dest = Path(dest)
         self.run_id = run_id
         self.overwrite = overwrite
@@ -209,8 +190,8 @@ class DatasetWriter:
         # The CSV in staging always reflects every row so far (handy when a run dies).
         atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
 
-    def flag_outliers(self, keys: tuple[str, ...] = POINT_KEYS, value: str = "rps") -> list[dict]:
-        flagged = flag_outliers(self.rows, keys=keys, value=value)
+    def flag_outliers(self, keys: tuple[str, ...], value: str) -> list[dict]:
+        flagged = flag_outliers(self.rows, keys, value)
         atomic_write(self.staging / "results.csv", rows_to_csv(self.rows, self.columns))
         return flagged
 

@@ -216,7 +216,7 @@ class Experiment:
     """What a dataset measures. Subclasses fill in the parts; the runner owns the lifecycle."""
     dataset: str = ""
     description: str = ""
-    columns: list[str] | None = None  # None: the HTTP columns (results.COLUMNS)
+    columns: list[str] = []  # its kind's columns (kinds/<kind>/dataset.py), and its plan's optional ones
     outlier_keys: tuple[str, ...] | None = None   # a point's key columns, to flag repeats apart
     outlier_value: str = "rps"
     time_wait_drained: int = TIME_WAIT_DRAINED    # before each server, wait until fewer remain
@@ -346,8 +346,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         progress(f"this run replaces {dest} ({replacing}) once it finishes; until then it stays as it is")
     run_id = new_run_id()
     nofile = limits.raise_nofile()  # before anything starts: servers and generators inherit it
-    writer = DatasetWriter(dest, run_id, overwrite=overwrite or scratch,
-                           **({"columns": experiment.columns} if experiment.columns else {}))
+    writer = DatasetWriter(dest, run_id, experiment.columns, overwrite=overwrite or scratch)
     r = Run(experiment, profile, writer, run_id, experiment.points(profile_name), server_cpus, client_cpus,
             progress)
     r.meta = metadata.collect(

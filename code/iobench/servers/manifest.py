@@ -69,7 +69,7 @@ class Server:
     # process "per-connection" (kernel.pid_max)
     spread: str = "one"
     route: Route = CONTRACT            # what verify and the battery GET, and the body it must answer
-    role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (rpcrun.py)
+    role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (kinds/rpc)
 
     @property
     def conforms(self) -> bool:
@@ -328,8 +328,8 @@ for _id, _class, _model, _summary in JAVA_SEED_SERVERS:
 # ---- the RPC providers (source write-up 004; code/java/rpc, a Maven module of its own) ---------
 # One service (findById) behind four IO stacks, with the same Jackson and the same body bytes. GET /?id=101 is
 # the call every HTTP provider answers for verify and the battery (the write-up's own wrk URL); the load POSTs
-# the call as JSON (rpcrun.py). The 2 x 2 of plain Netty (HTTP or a length-prefixed frame; JSON or a compact
-# binary form) are servers of their own; the frame ones speak no HTTP, so rpcrun verifies them with a call.
+# the call as JSON (kinds/rpc). The 2 x 2 of plain Netty (HTTP or a length-prefixed frame; JSON or a compact
+# binary form) are servers of their own; the frame ones speak no HTTP, so the rpc experiment verifies them with a call.
 
 RPC = JAVA / "rpc"
 RPC_JSON_101 = b'{"status":true,"data":{"id":101,"name":"user-101"},"error":null}'
@@ -375,7 +375,7 @@ register(Server(id="rpc-consumer", model="Spring MVC on Tomcat 11, calling the p
                 verify=Verify.BY_EXPERIMENT))
 
 
-# ---- the echo servers (the Mina vs Netty chapter; started by echorun.py) ----------------------
+# ---- the echo servers (the Mina vs Netty chapter; started by kinds/echo) -------------------------
 
 @dataclass(frozen=True)
 class EchoServer:

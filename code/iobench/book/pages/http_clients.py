@@ -21,7 +21,7 @@ from iobench.book.claims import claim
 from iobench.book.phrases import NA, listing, markdown, sentence, span, span_of, tally, words
 from iobench.data.dataset import SLOW_FACTOR
 from iobench.data.report import number, value_in
-from iobench.kinds.clients.clientrun import REFERENCE as R
+from iobench.kinds.clients.plans import REFERENCE as R
 from iobench.load.clientload import IDS, thread_dump
 
 NAN = float("nan")

@@ -24,7 +24,7 @@ from iobench.book.claims import claim
 from iobench.book.pages import checks, key
 from iobench.book.phrases import NA, span, span_of, tally
 from iobench.data.report import number, value_in
-from iobench.kinds.echo import echo
+from iobench.kinds.echo import dataset as echo
 
 NAN = float("nan")
 KIB5, KIB10, KIB50, KIB100 = 5120, 10240, 51200, 102400

@@ -14,7 +14,7 @@ import pandas as pd
 from iobench.book.claims import claim
 from iobench.book.phrases import NA, each, listing, markdown, sentence, span, span_of, tally, words
 from iobench.data.report import number, value_in
-from iobench.kinds.openloop import openrun
+from iobench.kinds.openloop import dataset as openloop
 
 NaN = float("nan")
 FRACTIONS = {0.8: "80", 1.0: "100", 1.2: "120", 1.5: "150"}
@@ -46,7 +46,7 @@ def hockey(ol) -> dict:
         values[f"ol_ref_p50_{name}"] = number(open_point(S, ref, 20.0, f, "p50_ms"), ",.1f")
     values["ol_ref_dropped_150"] = dropped_at(open_point(S, ref, 20.0, 1.5, "dropped"),
                                               open_point(S, ref, 20.0, 1.5, "offered"))
-    knees = {s: openrun.knee(S, s, 20.0) for s in w20}
+    knees = {s: openloop.knee(S, s, 20.0) for s in w20}
     reached = {s: 100 * k for s, k in knees.items() if k is not None}
     beyond = [s for s, k in knees.items() if k is None]
     values["ol_knees"] = "; ".join(([each(reached, ".0f", " %")] if reached else [])
@@ -177,7 +177,7 @@ def generator(ol) -> dict:
     and the next one measured, the highest open rate answered at all, and what a request cost the generator at a
     low rate against the closed loops; claims checked where the run has the points."""
     S = ol.summary()
-    best = openrun.highest_on_time(S, work_ms=0.0)
+    best = openloop.highest_on_time(S, work_ms=0.0)
     c0 = S[(S.loop == "closed") & (S.work_ms == 0)].sort_values("achieved_rps")
     o0 = S[(S.loop == "open") & (S.work_ms == 0)].sort_values("achieved_rps")
     low = S[(S.loop == "open") & (S.work_ms == 0) & (S.fraction == 0.1)]

@@ -25,8 +25,8 @@ from iobench.book.claims import claim
 from iobench.book.pages import checks
 from iobench.book.phrases import NA, listing, markdown, pairs_by_second, sentence, span, span_of, tally, words
 from iobench.data.report import number as n, value_in
-from iobench.kinds.rpc.rpcplans import GRID
-from iobench.kinds.rpc.rpcrun import KEYS
+from iobench.kinds.rpc.dataset import KEYS
+from iobench.kinds.rpc.plans import GRID
 from iobench.load import drivers
 
 NAN = float("nan")

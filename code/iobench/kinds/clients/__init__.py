@@ -1,1 +1,1 @@
-"""HTTP clients: five Java clients as the load against one fixed server (clientrun)."""
+"""HTTP clients: five Java clients (and the C generator beside them) as the load against one fixed server."""

@@ -1,2 +1,2 @@
-"""Echo: the Mina vs Netty studies (echoplans), measured over loopback and a veth link (echorun) and
-read back with their statistics, packet traces and allocation profiles (echo)."""
+"""Echo: the Mina vs Netty studies, measured over loopback and a veth link and read back with their read
+statistics, packet traces and allocation profiles."""

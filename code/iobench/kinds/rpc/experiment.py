@@ -4,7 +4,8 @@ One service (findById) behind four IO stacks (manifest.RPC_SERVERS): Spring MVC 
 virtual threads, Spring WebFlux on Reactor Netty, and plain Netty, all with the same Jackson and the same body.
 Each unit is one provider process with one setting (work per call, keep-alive limit, pool, and whether the
 write-up's consumer sits in front of it); after it verified with a real call in its own protocol, it is warmed up
-for the profile's jvm_warmup_s under its first point's load, then its points are measured as in openrun:
+for the profile's jvm_warmup_s under its first point's load, then its points are measured as in the open-loop
+experiment:
 
   the write-up's setup    wrk -t2 -c10 GET /?id=101 on the consumer, which calls the provider through OkHttp's
                           execute() (both on the server's core, wrk on the other), and on the provider directly;
@@ -20,8 +21,9 @@ unit the warm-up windows are themselves measured (experiment "warmup"), and in t
 flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
 profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
 Every provider JVM writes its safepoints and collections, stamped with the wall clock, to a log kept beside the
-raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in rpcplans.py;
-the call's bytes on the wire and a call in each provider's own protocol in rpcwire.py.
+raw output (jvmlog.py); each row counts the ones that ended in its measured window. The plans are in plans.py, the
+columns and the reader in dataset.py; the call's bytes on the wire and a call in each provider's own protocol in
+rpcwire.py.
 """
 from __future__ import annotations
 
@@ -32,30 +34,19 @@ import os
 import time
 from pathlib import Path
 
-from iobench.data.dataset import PSS_SUMMARY, Summary, read_battery, read_folder, spread
-from iobench.kinds.openloop.openrun import COLUMNS as OPEN_COLUMNS
-from iobench.kinds.openloop.openrun import OpenDataset, OpenExperiment, OpenLoad
-from iobench.kinds.rpc.rpcplans import RpcPlan, RpcPoint
+from iobench.kinds.openloop.experiment import OpenExperiment, OpenLoad
+from iobench.kinds.rpc.dataset import COLUMNS, KEYS
+from iobench.kinds.rpc.plans import RpcPlan, RpcPoint
 from iobench.load import drivers
 from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, jvmmem, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
-from iobench.run.probes import SYSCALL_SUMMARY
 from iobench.run.results import raw_text
 from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ROOT, ServerOptions
 
 # ---- the experiment ---------------------------------------------------------------------------------
-
-EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "window", "jvm", "transport", "codec",
-         "threads", "consumer_cpu_s", "consumer_cpu_us_per_req",
-         "jvm_safepoints", "jvm_gc_pauses", "jvm_safepoint_max_ms", "jvm_safepoint_ms", "jvm_log_file"]
-COLUMNS = OPEN_COLUMNS[:OPEN_COLUMNS.index("repeat")] + EXTRA + OPEN_COLUMNS[OPEN_COLUMNS.index("repeat"):]
-KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "close_every",
-        "pool", "via", "jvm", "window", "fraction", "rate"]
-
-
 def _proc_cpu_s(pid: int) -> float:
     """utime + stime of one process (the consumer: one JVM)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -130,7 +121,7 @@ class RpcExperiment(Experiment):
         self.dataset = plan.dataset
         self.description = plan.description
         self.with_battery = with_battery is not False
-        self.open = OpenExperiment(plan, RpcLoad(plan))  # its load: self.open.load
+        self.open = OpenExperiment(plan, load=RpcLoad(plan))  # its load: self.open.load
         self.columns = COLUMNS + plan.measured_columns()  # system calls, memory by what holds it: where asked
 
     def points(self, profile: str):
@@ -299,38 +290,3 @@ class RpcExperiment(Experiment):
         run.writer.write_json("battery.json", verdicts)
 
 
-# ---- reading a captured dataset ------------------------------------------------------------------------
-
-class RpcDataset(OpenDataset):
-    """An RPC dataset: the open-loop table with the providers' settings as keys."""
-
-    summarised = Summary(
-        keys=tuple(KEYS), ok="ok_run", dropna=False,
-        columns={
-            "repeats": ("repeat", "count"), **spread("achieved_rps"),
-            "offered_rps": ("offered_rps", "median"), "p50_ms": ("p50_ms", "median"), "p99_ms": ("p99_ms", "median"),
-            "p99_9_ms": ("p99_9_ms", "median"), "dropped": ("dropped", "median"), "timeouts": ("timeouts", "median"),
-            "cpu_us_per_req": ("server_cpu_us_per_req", "median"),
-            "user_s": ("server_user_s", "median"), "sys_s": ("server_sys_s", "median"),
-            "softirq_s": ("server_softirq_s", "median"),
-            "safepoint_max_ms": ("jvm_safepoint_max_ms", "median"), "safepoint_ms": ("jvm_safepoint_ms", "median"),
-            "consumer_cpu_us_per_req": ("consumer_cpu_us_per_req", "median"),
-            "rss_mib": ("server_rss_kib_max", lambda s: s.median() / 1024), "threads": ("server_threads_max", "max"),
-            "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
-            "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
-        },
-        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY, **jvmmem.SUMMARY},
-        shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
-               "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
-               "generator_bound"),
-    )
-
-def load(path: Path, shown_under: str = "replay") -> RpcDataset:
-    path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
-    if "close_every" not in df.columns:  # captured before the generator could close every N calls
-        df["close_every"] = 0
-    df["jvm"] = df["jvm"].astype(object).fillna("") if "jvm" in df.columns else ""  # no extra flags (or none then)
-    for col in ("server_user_s", "server_sys_s", "server_softirq_s", "jvm_safepoint_max_ms", "jvm_safepoint_ms"):
-        if col not in df.columns:  # captured before the CPU split and the JVMs' safepoint logs
-            df[col] = float("nan")
-    return RpcDataset(path.name, path, df, meta, read_battery(path), shown_under)

@@ -18,116 +18,25 @@ resets): a connection whose handshake was dropped looks open to the generator, y
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
-from iobench.data.dataset import PSS_SUMMARY, Dataset, Summary, read_folder, spread
 from iobench.data.report import number
 from iobench.load import drivers
 from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
-from iobench.run.plan import Plan
-from iobench.run.probes import (SYSCALL_SUMMARY, SyscallProbe, TcpProbe, syscall_columns,
-                                tcp_columns)
+from iobench.kinds.openloop.dataset import COLUMNS, KEYS
+from iobench.kinds.openloop.plans import OpenPlan, OpenPoint
+from iobench.run.probes import SyscallProbe, TcpProbe, syscall_columns, tcp_columns
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
-from iobench.run.sampler import TCP_COLUMNS
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
-
-
-@dataclass(frozen=True)
-class OpenPoint:
-    tool: str               # "openloop" (the book's generator) or "vegeta" (the cross-check)
-    loop: str               # "closed": measures the capacity the open points are fractions of; "open"
-    connections: int = 40
-    work_ms: float = 0.0
-    fraction: float = 0.0   # open loop: this share of the closed loop's rate in the same repeat
-    rate: float = 0.0       # or this fixed rate (requests per second)
-    timeout_s: float = 5.0
-
-    def label(self) -> str:
-        level = ("closed" if self.loop == "closed" else f"{self.rate:g}/s" if self.rate
-                 else f"{100 * self.fraction:g}% of capacity")
-        return f"{self.tool} {level} c={self.connections} work={self.work_ms:g}ms"
-
-
-@dataclass(frozen=True, kw_only=True)
-class OpenPlan(Plan):
-    """Servers x open-loop points (and the closed-loop point each repeat's rates are fractions of)."""
-    measured_s: float = 4.0
-    warmup_s: float = 1.0
-
-
-def _sweep(work_ms: float, fractions: tuple[float, ...], connections: int = 40) -> tuple[OpenPoint, ...]:
-    return ((OpenPoint("openloop", "closed", connections, work_ms),)
-            + tuple(OpenPoint("openloop", "open", connections, work_ms, fraction=f) for f in fractions))
-
-
-FRACTIONS = (0.1, 0.5, 0.8, 1.0, 1.2, 1.5)
-OPEN_LOOP = OpenPlan(
-    dataset="open-loop",
-    description="latency against offered load: each server's capacity at 40 connections from the closed "
-                "loop, then the open loop at 10 % to 150 % of it, with 0 and 20 ms of work per request",
-    servers=("nginx", "c-threadpool", "c-epoll", "java-vthread", "java-netty"),
-    points=_sweep(0.0, FRACTIONS) + _sweep(20.0, FRACTIONS),
-    smoke_points=_sweep(0.0, (0.5, 1.5)) + _sweep(20.0, (0.5, 1.5)),
-    smoke_servers=("nginx", "c-epoll"),
-)
-
-
-def _fixed(work_ms: float, rates: tuple[float, ...]) -> tuple[OpenPoint, ...]:
-    return ((OpenPoint("openloop", "closed", 40, work_ms),)
-            + tuple(OpenPoint(tool, "open", 40, work_ms, rate=r) for r in rates for tool in ("openloop", "vegeta")))
-
-
-CROSSCHECK = OpenPlan(
-    dataset="open-loop-crosscheck",
-    description="iom-openloop against vegeta at the same fixed rates and 40 connections: c-epoll with 20 ms "
-                "of work (capacity 2,000/s by Little's law) and nginx without work, up to each tool's ceiling",
-    servers=("c-epoll", "nginx"),
-    points=_fixed(20.0, (500, 1000, 1500, 1900, 2500)) + _fixed(0.0, (5000, 10000, 20000, 40000)),
-    smoke_points=_fixed(20.0, (1000,)) + _fixed(0.0, (5000,)),
-)
-# What each model asks of the kernel per request: every server that serves 40 connections at once (the two
-# sequential ones cannot) at one fixed rate, well below each one's capacity, with its system calls counted by
-# kind. The tracepoints cost every call a little: this dataset's CPU columns are not the models' CPU.
-SYSCALL_SERVERS = ("nginx", *(s for s in manifest.ids("C") if s != "c-sequential"),
-                   *(s for s in manifest.ids("Java") if s != "java-blocking"))
-SYSCALLS = OpenPlan(
-    dataset="syscalls",
-    description="the system calls each server makes per request, by kind (perf stat on the kernel's syscall "
-                "tracepoints), at 5,000 requests/s on 40 keep-alive connections (the book's open loop), hello-world",
-    servers=SYSCALL_SERVERS,
-    points=(OpenPoint("openloop", "open", 40, rate=5000.0),),
-    smoke_servers=("nginx", "c-epoll", "java-nio"),
-    measured_s=4.0,
-    warmup_s=3.0,
-    syscalls=True,
-)
-OPEN_PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS)}
-
-COLUMNS = [
-    "server", "model", "lang", "tool", "loop", "connections", "work_ms", "fraction", "rate", "repeat",
-    "capacity_rps", "offered_rps", "achieved_rps",
-    "offered", "ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped",
-    "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
-    "send_lag_p99_ms", "stall_s", "in_flight_max",
-    "conns_served", "conn_min_requests", "conn_median_requests", "conn_max_requests",
-    *TCP_COLUMNS,
-    "server_cpu_s", "server_cpu_us_per_req", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s",
-    "server_steal_s", "client_steal_s", "server_rss_kib_max", "pss_kib", "server_threads_max", "client_cpu_pct",
-    "client_cpu_us_per_req", "generator_bound", "foreign_cpu_cores", "noisy",
-    "loop_ms_before", "loop_ms_after", "outlier",
-    "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
-]
-KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate"]  # a point: its rate
-# is a fraction of the capacity the closed loop measured in the same repeat, or fixed by the plan
 
 
 class OpenLoad:
     """How a point of the open loop becomes one load: what its capacity is kept under, its raw files' name, the
     URL it goes to, its warm-up and the generator's spec. The open experiment's one variable part: a kind built on
-    the open loop (rpcrun) hands the experiment its own."""
+    the open loop (rpc) hands the experiment its own."""
 
     def __init__(self, plan: OpenPlan):
         self.plan = plan
@@ -165,7 +74,8 @@ class OpenExperiment(Experiment):
     outlier_value = "achieved_rps"
     require_clean_exit = True
 
-    def __init__(self, plan: OpenPlan, load: OpenLoad | None = None):
+    def __init__(self, plan: OpenPlan, with_battery: bool | None = None, *, load: OpenLoad | None = None):
+        # the open loop runs no battery: its servers are the closed loop's, whose datasets run it
         self.plan = plan
         self.dataset = plan.dataset
         self.description = plan.description
@@ -272,64 +182,3 @@ class OpenExperiment(Experiment):
                 f"gen cpu {number(row['client_cpu_pct'], '.0f')}%")
 
 
-# ---- reading a captured open-loop dataset ---------------------------------------------------------
-
-class OpenDataset(Dataset):
-    """An open-loop dataset: the HTTP datasets' provenance and caption, its own summary."""
-
-    summarised = Summary(
-        keys=tuple(KEYS), ok="ok_run", dropna=False,
-        columns={
-            "repeats": ("repeat", "count"), "capacity_rps": ("capacity_rps", "median"),
-            "offered_rps": ("offered_rps", "median"), **spread("achieved_rps"),
-            "p50_ms": ("p50_ms", "median"), **spread("p99_ms"), "p99_9_ms": ("p99_9_ms", "median"),
-            "max_ms": ("max_ms", "median"),
-            "dropped": ("dropped", "median"), "timeouts": ("timeouts", "median"), "offered": ("offered", "median"),
-            "stall_s": ("stall_s", "median"), "send_lag_p99_ms": ("send_lag_p99_ms", "median"),
-            "conns_served": ("conns_served", "min"), "conn_min_requests": ("conn_min_requests", "min"),
-            "conn_max_requests": ("conn_max_requests", "max"),
-            "cpu_us_per_req": ("server_cpu_us_per_req", "median"),
-            "client_cpu_us_per_req": ("client_cpu_us_per_req", "median"),
-            "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
-            "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"),
-        },
-        after=lambda agg: agg.assign(unserved=agg["conns_served"] < agg["connections"]),  # a connection never answered
-        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY},
-        shown=("server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
-               "p50_ms", "p99_ms", "p99_9_ms", "dropped", "timeouts", "stall_s", "conns_served", "generator_bound"),
-    )
-
-def load(path: Path, shown_under: str = "replay") -> OpenDataset:
-    path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
-    return OpenDataset(path.name, path, df, meta, {}, shown_under)
-
-
-# ---- what the chapter reads from a summary ---------------------------------------------------------
-
-ON_TIME = 0.99  # "delivered on time": at least this share of the offered load answered, none dropped
-
-
-def on_time(summary, tool: str = "openloop", **where):
-    """The open-loop points of `tool` (and `where`) that were delivered on time: no request
-    dropped or timed out, and answers at ON_TIME or more of the offered rate."""
-    s = summary[(summary["tool"] == tool) & (summary["loop"] == "open")]
-    for k, v in where.items():
-        s = s[s[k] == v]
-    return s[(s["dropped"] == 0) & (s["timeouts"] == 0) & (s["achieved_rps"] >= ON_TIME * s["offered_rps"])]
-
-
-def highest_on_time(summary, tool: str = "openloop", **where):
-    """The on-time point with the highest offered rate (a row of the summary), or None."""
-    s = on_time(summary, tool, **where)
-    return None if s.empty else s.loc[s["offered_rps"].idxmax()]
-
-
-def knee(summary, server: str, work_ms: float, factor: float = 2.0, tool: str = "openloop"):
-    """The lowest fraction of capacity at which the open loop's p99 exceeds `factor` times the
-    p99 the closed loop reported for the same server, work and connections; None if none did."""
-    s = summary[(summary["tool"] == tool) & (summary["server"] == server) & (summary["work_ms"] == work_ms)]
-    closed = s[s["loop"] == "closed"]
-    if closed.empty:
-        return None
-    over = s[(s["loop"] == "open") & (s["p99_ms"] > factor * closed["p99_ms"].iloc[0])]
-    return None if over.empty else float(over["fraction"].min())

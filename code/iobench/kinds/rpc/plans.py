@@ -1,4 +1,4 @@
-"""What the RPC datasets measure (rpcrun.py runs them; the registry finds them here): source write-up 004's
+"""What the RPC datasets measure (experiment.py runs them; the registry finds them here): source write-up 004's
 providers, the points each one is measured at, and which points share a provider process (RpcPoint.setting).
 """
 from __future__ import annotations
@@ -172,4 +172,4 @@ RPC_LOOPS = RpcPlan(
     flame_s=0.0,
     jvm_memory=True,
 )
-RPC_PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS, RPC_LOOPS)}
+PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS, RPC_LOOPS)}

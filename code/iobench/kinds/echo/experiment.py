@@ -1,5 +1,5 @@
 """The echo experiments of the Mina vs Netty chapter: four echo servers, measured point by point
-on the runner's lifecycle (run/runner.py); their plans are in echoplans.py.
+on the runner's lifecycle (run/runner.py); their plans are in plans.py.
 
 Source write-up 001 compared Mina 2.0.7 and Netty 3.6.2 echo servers over gigabit
 Ethernet with messages of 1 KiB to 100 KiB. Here the same two, and today's Mina 2.2 and
@@ -14,7 +14,7 @@ Each point gets a fresh server, so its read statistics belong to that point:
     load generator's raw output -> one CSV row.
 A point may also capture a packet trace (tcpdump on the client's device) or a JFR
 allocation profile of the server; their outputs are kept too. Reading the captured
-datasets (tables, traces) is echo.py's part.
+datasets (columns, tables, traces) is dataset.py's part.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from iobench.data.report import number
-from iobench.kinds.echo.echo import read_stats, stats_summary
-from iobench.kinds.echo.echoplans import EchoPlan, EchoPoint
+from iobench.kinds.echo.dataset import COLUMNS, read_stats, stats_summary
+from iobench.kinds.echo.plans import EchoPlan, EchoPoint
 from iobench.load import drivers
 from iobench.run import metadata, procs, runner
 from iobench.run.netlink import LinkUnavailable, VethLink
@@ -67,21 +67,6 @@ def server_entry(echo: EchoServer, flags: tuple[str, ...], stats: Path, jfr: Pat
                   verify=Verify.BY_EXPERIMENT)
 
 
-COLUMNS = [
-    "experiment", "server", "framework", "version", "link", "size", "connections", "variant",
-    "server_flags", "client_nodelay", "split_every", "split_at", "split_pause_us", "capture", "repeat",
-    "tps", "mb_per_s", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms",
-    "stalls_35ms", "stall_pct", "messages", "duration_s",
-    "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "errors_mismatch",
-    "server_cpu_s", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s", "server_steal_s",
-    "client_steal_s", "server_cpu_us_per_msg",
-    "server_threads_max", "server_rss_kib_max",
-    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
-    "reads", "reads_per_msg", "short_reads_pct", "full_buffer_reads_pct",
-    "client_delayed_acks", "server_delayed_acks", "delayed_acks_per_1k_msg",
-    "server_out_segs", "retrans_segs",
-    "ok", "failure", "raw_file", "stats_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
-]
 COUNTERS = ("TcpExtDelayedACKs", "TcpExtDelayedACKLocked", "TcpExtTCPAutoCorking", "TcpOutSegs",
             "TcpInSegs", "TcpRetransSegs")
 
@@ -103,7 +88,7 @@ class EchoExperiment(Experiment):
     rows_after_stop = True     # the read statistics come when the server stops
     require_clean_exit = True
 
-    def __init__(self, plan: EchoPlan):
+    def __init__(self, plan: EchoPlan, with_battery: bool | None = None):  # echo servers speak no HTTP: no battery
         self.plan = plan
         self.dataset = plan.dataset
         self.description = plan.description

@@ -1,5 +1,5 @@
 """Echo datasets as the Mina vs Netty chapter reads them: the server's read statistics,
-the summary table, packet traces and JFR tables (book/plots.py draws its sweep). Measuring them is echorun.py's part.
+the summary table, packet traces and JFR tables (book/plots.py draws its sweep). Measuring them is experiment.py's part.
 """
 from __future__ import annotations
 
@@ -59,6 +59,21 @@ def pcap_text(pcap: Path) -> str:
 
 # ---- captured echo datasets -----------------------------------------------------------------
 
+COLUMNS = [
+    "experiment", "server", "framework", "version", "link", "size", "connections", "variant",
+    "server_flags", "client_nodelay", "split_every", "split_at", "split_pause_us", "capture", "repeat",
+    "tps", "mb_per_s", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms",
+    "stalls_35ms", "stall_pct", "messages", "duration_s",
+    "errors", "errors_connect", "errors_read", "errors_write", "errors_timeout", "errors_mismatch",
+    "server_cpu_s", "server_cpu_pct", "server_user_s", "server_sys_s", "server_softirq_s", "server_steal_s",
+    "client_steal_s", "server_cpu_us_per_msg",
+    "server_threads_max", "server_rss_kib_max",
+    "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy", "loop_ms_before", "loop_ms_after",
+    "reads", "reads_per_msg", "short_reads_pct", "full_buffer_reads_pct",
+    "client_delayed_acks", "server_delayed_acks", "delayed_acks_per_1k_msg",
+    "server_out_segs", "retrans_segs",
+    "ok", "failure", "raw_file", "stats_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
+]
 KEYS = ["experiment", "server", "link", "size", "connections", "variant", "capture"]
 
 

@@ -1,9 +1,9 @@
-"""The HTTP experiments: every dataset of plans.py and scaleplans.py, measured on the runner's lifecycle.
+"""The HTTP experiments: every dataset of plans.py, measured on the runner's lifecycle.
 
 For each repeat, every server in turn (so ratios come from the same time window), one
 server process per group of points that need the same server options (work, backlog);
 each point is one load generator run (wrk, ab, iom-openloop) whose parsed output, with
-what was sampled meanwhile, becomes one CSV row of results.COLUMNS. A plan with a link
+what was sampled meanwhile, becomes one CSV row of dataset.COLUMNS. A plan with a link
 runs every server behind an iom-delaylink (netlink.py), set up once for the whole run.
 After the repeats, the conformance battery against each server.
 """
@@ -14,12 +14,13 @@ import re
 from dataclasses import asdict
 
 from iobench.data.report import number
-from iobench.kinds.http.plans import COUNT_COLUMNS, HttpPlan, Point
+from iobench.kinds.http.dataset import COLUMNS, COUNT_COLUMNS, POINT_KEYS
+from iobench.kinds.http.plans import HttpPlan, Point
 from iobench.load import drivers, idle
 from iobench.run import jvmmem, kernelmem, limits, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.probes import TcpProbe, tcp_columns
-from iobench.run.results import COLUMNS, POINT_KEYS, raw_text
+from iobench.run.results import raw_text
 from iobench.run.runner import Experiment, Load, Run, Serving, Unit
 from iobench.servers import battery as battery_mod
 from iobench.servers.manifest import ServerOptions
@@ -141,6 +142,7 @@ def worker_count_columns(text: str, file: str) -> dict:
 
 
 class HttpExperiment(Experiment):
+    columns = COLUMNS
     outlier_keys = POINT_KEYS
 
     def __init__(self, plan: HttpPlan, with_battery: bool | None = None):

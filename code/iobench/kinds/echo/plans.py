@@ -1,4 +1,4 @@
-"""What each echo dataset measures (the Mina vs Netty chapter; echorun.py measures them, echo.py reads them)."""
+"""What each echo dataset measures (the Mina vs Netty chapter; experiment.py measures them, dataset.py reads them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -119,5 +119,5 @@ SPLIT_RATE = EchoPlan(
                  for size in SPLIT_SIZES),
 )
 
-ECHO_PLANS = {p.dataset: p for p in (SWEEP, EXPERIMENTS, SPLIT_RATE)}
+PLANS = {p.dataset: p for p in (SWEEP, EXPERIMENTS, SPLIT_RATE)}
 
