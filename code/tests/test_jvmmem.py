@@ -71,10 +71,10 @@ def test_the_plan_starts_its_java_servers_tracked_and_reads_them_at_every_level(
     class _Run:
         class profile:
             name = "full"
-    units = list(exp.units(_Run, exp.points("full"), 1))
-    assert units and all(set(jvmmem.FLAGS) <= set(u.opts.jvm) for u in units)
-    assert {u.server.lang for u in units} == {"Java"}
-    assert len({p.idle_conns for u in units for p in u.points}) >= 4  # slopes between levels, not a total over N
+    turns = list(exp.turns(_Run, exp.points("full"), 1))
+    assert turns and all(set(jvmmem.FLAGS) <= set(u.opts.jvm) for u in turns)
+    assert {u.server.lang for u in turns} == {"Java"}
+    assert len({p.idle_conns for u in turns for p in u.points}) >= 4  # slopes between levels, not a total over N
 
 
 def test_the_event_loop_plan_starts_each_setting_tracked_in_a_process_of_its_own():
@@ -82,9 +82,9 @@ def test_the_event_loop_plan_starts_each_setting_tracked_in_a_process_of_its_own
 
     exp = registry.experiment("rpc-loops")
     assert set(jvmmem.COLUMNS) <= set(exp.columns)
-    units = exp._units(exp.points("full"), "full")
-    assert len(units) == 2  # Netty's default, and the write-up's 3,000 loops
-    for u in units:
+    turns = exp._turns(exp.points("full"), "full")
+    assert len(turns) == 2  # Netty's default, and the write-up's 3,000 loops
+    for u in turns:
         assert set(jvmmem.FLAGS) <= set(u.opts.jvm)
-    assert [WRITEUP_LOOPS in u.opts.jvm for u in units] == [False, True]
-    assert {p.loop for u in units for p in u.points} == {"closed", "open"}
+    assert [WRITEUP_LOOPS in u.opts.jvm for u in turns] == [False, True]
+    assert {p.loop for u in turns for p in u.points} == {"closed", "open"}

@@ -92,8 +92,8 @@ def test_a_server_s_own_flags_follow_the_contract_s():
 
 def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_its_fractions():
     ex = registry.experiment(RPC_PROVIDER)
-    units = ex._units(ex.points("full"), "full")
-    for u in units:
+    turns = ex._turns(ex.points("full"), "full")
+    for u in turns:
         kar = u.note["keep_alive_requests"]
         assert (("--keep-alive-requests", str(kar)) == u.opts.extra) if kar >= 0 else u.opts.extra == ()
         closed = set()
@@ -103,18 +103,18 @@ def test_the_plan_runs_each_setting_in_one_process_and_measures_capacity_before_
                 closed.add(p.connections)
             else:  # an open point is a fraction of the closed loop at its connections, measured first
                 assert p.connections in closed
-        # a unit's warm-up windows, if it measures them, come first: they are the JVM's warm-up
+        # a turn's warm-up windows, if it measures them, come first: they are the JVM's warm-up
         assert all(p.experiment != "warmup" for p in u.points[sum(p.experiment == "warmup" for p in u.points):])
     # the write-up's setup: wrk -t2 -c10 GET /?id=101, Tomcat and Netty each at its keep-alive as shipped (Tomcat
-    # closes every 100 requests, Netty never), directly and through the consumer, which starts beside that unit
-    writeup = {(u.server.id, u.note["keep_alive_requests"], p.via) for u in units for p in u.points
+    # closes every 100 requests, Netty never), directly and through the consumer, which starts beside that turn
+    writeup = {(u.server.id, u.note["keep_alive_requests"], p.via) for u in turns for p in u.points
                if p.experiment == "writeup"}
     assert writeup == {("rpc-tomcat", 100, "rpc-consumer"), ("rpc-tomcat", 100, ""),
                        ("rpc-netty", 0, "rpc-consumer"), ("rpc-netty", 0, "")}
-    assert all(u.note["via"] == "rpc-consumer" for u in units if any(p.via for p in u.points))
+    assert all(u.note["via"] == "rpc-consumer" for u in turns if any(p.via for p in u.points))
     assert all(p.tool == "wrk" and p.threads == 2 and p.path == "/?id=101" for p in RPC_PROVIDER.points
                if p.experiment == "writeup")
-    assert {u.server.id for u in units if u.points[0].experiment == "warmup"} == set(PROVIDERS)
+    assert {u.server.id for u in turns if u.points[0].experiment == "warmup"} == set(PROVIDERS)
     assert set(RPC_PROVIDER.smoke_points) <= set(RPC_PROVIDER.points)
     assert isinstance(registry.get("rpc-provider"), RpcPlan)
 

@@ -191,3 +191,45 @@ def test_a_pipelined_point_says_why_it_has_no_p99():
     ex = registry.experiment("c-servers")
     row = next(r for r in captured_rows("c-servers") if r.get("pipeline", 1) > 1 and r["ok"])
     assert "p99 n/a (pipelined" in runner.progress_line(ex, "x", {**row, "p99_ms": None})
+
+
+# ---- what the runner adds to every row -----------------------------------------------------
+
+def _run_and_serving(tmp_path, columns, measured=None):
+    from iobench.run.profiles import PROFILES
+    from iobench.run.results import DatasetWriter
+
+    class Srv:
+        cpus = "0"
+    writer = DatasetWriter(tmp_path / "ds", "run-1", columns)
+    r = runner.Run(HttpExperiment(plans.PLANS["baselines"]), PROFILES["smoke"], writer, "run-1", (), "0", "1",
+                   lambda m: None, measured=measured)
+    return r, runner.Serving(runner.Turn(manifest.get("c-epoll"), []), 2, Srv())
+
+
+def _measured(raw_file="raw/x.txt"):
+    usage = sampler.Usage(wall_s=2.0, cpu_s=1.0, rss_kib_max=100, threads_max=1, procs_max=1, vcsw=0, ivcsw=0,
+                          system_busy_s=1.5, user_s=0.6, sys_s=0.4)
+    return runner.Measured("out", 0, raw_file, "2026-11-28T17:00:00+00:00", usage, 0.5, 25.0, False, 0.0, {})
+
+
+def test_the_runner_adds_which_server_repeat_and_run_and_what_it_sampled_to_every_row(tmp_path):
+    """A kind's measure returns what it measured; the row the runner writes has the server, the repeat, the
+    run and what measure_load sampled too, as far as the kind's table has those columns."""
+    columns = ["server", "model", "lang", "repeat", "rps", "server_cpu_s", "raw_file", "profile", "run_id",
+               "server_cpus", "client_cpus", "outlier"]
+    r, at = _run_and_serving(tmp_path, columns, _measured())
+    row = r.row(at, {"rps": 10.0})
+    assert row == {"server": "c-epoll", "model": manifest.get("c-epoll").model, "lang": "C", "repeat": 2,
+                   "rps": 10.0, "server_cpu_s": 1.0, "raw_file": "raw/x.txt", "profile": "smoke",
+                   "run_id": "run-1", "server_cpus": "0", "client_cpus": "1", "outlier": False}
+    # a table without model, lang or outlier (the echo kind's) gets none of them; a point that ran no load
+    # (an idle study's server that stopped answering) gets no sampled columns
+    r, at = _run_and_serving(tmp_path / "b", ["server", "repeat", "ok", "server_cpu_s"])
+    assert r.row(at, {"ok": False}) == {"server": "c-epoll", "repeat": 2, "ok": False}
+
+
+def test_a_kind_that_returns_a_column_the_runner_adds_is_refused(tmp_path):
+    r, at = _run_and_serving(tmp_path, ["server", "repeat", "rps", "raw_file"], _measured())
+    with pytest.raises(ValueError, match="returned raw_file, repeat: the runner adds those to every row"):
+        r.row(at, {"rps": 1.0, "repeat": 2, "raw_file": "raw/y.txt"})

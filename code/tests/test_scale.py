@@ -157,9 +157,9 @@ def test_a_plan_may_measure_for_less_than_its_profile_never_more():
 
 
 def test_a_smoke_run_measures_only_the_smoke_servers_and_a_full_one_every_server():
-    def measured(ex, profile):  # the servers of the units a run under this profile starts, in order
+    def measured(ex, profile):  # the servers of the turns a run under this profile starts, in order
         run = SimpleNamespace(profile=PROFILES[profile])
-        return list(dict.fromkeys(u.server.id for u in ex.units(run, ex.points(profile), 1)))
+        return list(dict.fromkeys(u.server.id for u in ex.turns(run, ex.points(profile), 1)))
 
     ex = registry.experiment("scale")
     assert measured(ex, "smoke") == ["nginx", "c-epoll", "c-thread", "java-netty"]

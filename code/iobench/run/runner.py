@@ -1,16 +1,17 @@
 """The runner: one lifecycle for every experiment (after TechEmpower's toolset).
 
-    for each setting (loopback, or a link the experiment sets up and always takes down):
-      for each repeat, for each unit (one server process and the points it serves):
+    for each network (loopback, or a link the experiment sets up and always takes down):
+      for each repeat, for each turn (one server process and the points it serves):
         wait for TIME_WAIT sockets to drain -> start -> verify ->
         for each point: warm up (raw output kept, never measured) -> wait for a quiet
           machine -> measure while sampling /proc and the experiment's probes -> one row
         -> stop (SIGTERM, then SIGKILL) and check it exited 0
     then the experiment's finish (the HTTP battery), outliers, metadata and an atomic commit.
 
-An experiment says only what differs (servers, points, load, row, columns): a new study is a
-new experiment, not a new runner. Whether the generator was the bottleneck, its CPU and the CPU
-of everything else are computed here, once (`load_columns`). A run that fails or is interrupted
+An experiment says only what differs (servers, points, load, what it measured, columns): a new
+study is a new experiment, not a new runner; its hooks are documented once, on Experiment. Whether
+the generator was the bottleneck, its CPU and the CPU of everything else, and which server, repeat
+and run a row belongs to, are added to every row here, once (`Run.row`). A run that fails or is interrupted
 leaves the captured dataset untouched (results.py).
 """
 from __future__ import annotations
@@ -193,8 +194,8 @@ def load_columns(m: Measured) -> dict:
 # ---- the experiment protocol ---------------------------------------------------------------
 
 @dataclass
-class Unit:
-    """One server process and the points measured against it before it stops."""
+class Turn:
+    """A server's turn: one server process and the points measured against it before it stops."""
     server: Server
     points: Sequence
     opts: ServerOptions = field(default_factory=ServerOptions)
@@ -203,17 +204,30 @@ class Unit:
 
 @dataclass
 class Serving:
-    """The server a hook concerns, as the runner serves it: its unit, the repeat, the running process, and what
-    the experiment's beside() holds beside it (None where it holds nothing). The runner hands it to every hook
+    """The server a hook concerns, as the runner serves it: its turn, the repeat, the running process, and what
+    the experiment's alongside() keeps beside it (None where it keeps nothing). The runner hands it to every hook
     that concerns one server, so that no hook reads state another left on the experiment."""
-    unit: Unit
+    turn: Turn
     repeat: int
     srv: ServerProcess
-    held: object = None
+    alongside: object = None
+
+
+# The columns the runner adds to every row of every kind (those its table has): which server, turn and run the
+# row belongs to (bookkeeping), and what measure_load sampled around the point's measured run (load_columns).
+# A kind's measure returns only what it measured; returning one of these is an error.
+BOOKKEEPING = ("server", "model", "lang", "repeat", "outlier", "server_cpus", "client_cpus", "profile", "run_id")
 
 
 class Experiment:
-    """What a dataset measures. Subclasses fill in the parts; the runner owns the lifecycle."""
+    """What a dataset measures: the hooks below, which the runner calls in this order (run(), _serve()); each
+    kind's experiment (kinds/<kind>/experiment.py) fills in the parts that differ, the runner owns the lifecycle.
+
+        points -> meta -> measurements -> for each network: for each repeat: for each of its turns:
+            start the turn's server -> alongside (entered) -> verify -> for each point: measure
+            -> alongside (left) -> stop -> after_stop
+        -> finish -> outliers flagged over outlier_keys -> commit
+    """
     dataset: str = ""
     description: str = ""
     columns: list[str] = []  # its kind's columns (kinds/<kind>/dataset.py), and its plan's optional ones
@@ -224,44 +238,51 @@ class Experiment:
     require_clean_exit: bool = False  # a server that does not exit 0 on SIGTERM stops the run
 
     def points(self, profile: str) -> Sequence:
+        """The points a run under this profile measures (run.points)."""
         raise NotImplementedError
 
     def meta(self, run: "Run") -> dict:
-        """Extra metadata: the plan, the servers, thresholds of its own."""
+        """What meta.json keeps of the experiment beside the runner's own: the plan, the servers, thresholds."""
         return {}
 
-    def settings(self, run: "Run") -> Iterator[tuple[str, object, Sequence]]:
+    def measurements(self, run: "Run", points: Sequence) -> int:
+        """How many measurements one repeat of these points makes (for the progress lines)."""
+        return len(points)
+
+    def networks(self, run: "Run") -> Iterator[tuple[str, object, Sequence]]:
         """The networks the points run on: (name, link, points), where link is None for loopback
         or a netlink link, which the runner enters, describes in meta.json and always takes down."""
         yield "loopback", None, run.points
 
-    def units(self, run: "Run", points: Sequence, repeat: int) -> Iterator[Unit]:
+    def turns(self, run: "Run", points: Sequence, repeat: int) -> Iterator[Turn]:
+        """The servers' turns in one repeat of these points, in order: which server process (its options)
+        serves which points."""
         raise NotImplementedError
 
-    def count(self, run: "Run", points: Sequence) -> int:
-        """How many measurements one repeat of these points makes (for the progress lines)."""
-        return len(points)
-
-    def verify(self, run: "Run", at: Serving) -> None:
-        at.srv.verify()
-
-    def beside(self, run: "Run", at: Serving) -> contextlib.AbstractContextManager:
+    def alongside(self, run: "Run", at: Serving) -> contextlib.AbstractContextManager:
         """What lives beside a server from its start to its stop (idle connections held open, a consumer):
-        entered once the server listens, always left before it is stopped; what it yields is at.held."""
+        entered once the server listens, always left before it is stopped; what it yields is at.alongside."""
         return contextlib.nullcontext()
 
+    def verify(self, run: "Run", at: Serving) -> None:
+        """Check that the server answers as its kind expects before anything is measured."""
+        at.srv.verify()
+
     def measure(self, run: "Run", at: Serving, point) -> dict:
+        """Measure one point against the server `at` serves (run.measure_load: warm-up, quiet machine, the
+        measured run sampled); return what was measured, as columns of the kind's table. The runner adds the
+        BOOKKEEPING columns and what measure_load sampled."""
         raise NotImplementedError
 
-    def describe(self, row: dict) -> str:
-        """One progress line for a measured row."""
+    def progress_text(self, row: dict) -> str:
+        """What the progress line says of a measured row (the runner adds its label and flags)."""
         return ""
 
     def after_stop(self, run: "Run", at: Serving, rows: list[dict]) -> None:
-        """After the server stopped (rows_after_stop): complete the rows from what it left."""
+        """After the server stopped (rows_after_stop): complete its rows from what it left on exit."""
 
     def finish(self, run: "Run") -> None:
-        """After every repeat (the HTTP battery)."""
+        """After every repeat: what the run does once (the HTTP battery)."""
 
 
 @dataclass
@@ -280,6 +301,7 @@ class Run:
     stops: list = field(default_factory=list)
     commands: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    measured: Measured | None = None  # what measure_load sampled for the point being measured (None: nothing yet)
 
     @property
     def host(self) -> str:
@@ -323,9 +345,25 @@ class Run:
         self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
         client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
         foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
-        return Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
-                        generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
-                        (loop_before, loop_after))
+        self.measured = Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
+                                 generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
+                                 (loop_before, loop_after))
+        return self.measured
+
+    def row(self, at: Serving, measured: dict) -> dict:
+        """A point's row: what the experiment's measure returned, and the columns the runner adds to every row
+        (BOOKKEEPING; load_columns, where measure_load ran for the point), those of them the kind's table has."""
+        server = at.turn.server
+        added = {"server": server.id, "model": server.model, "lang": server.lang, "repeat": at.repeat,
+                 "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
+                 "server_cpus": at.srv.cpus or "", "client_cpus": self.client_cpus or "",
+                 "profile": self.profile.name, "run_id": self.run_id,
+                 **(load_columns(self.measured) if self.measured is not None else {})}
+        twice = sorted(set(added) & set(measured))
+        if twice:
+            raise ValueError(f"{type(self.experiment).__name__}.measure returned {', '.join(twice)}: "
+                             "the runner adds those to every row")
+        return {**{k: v for k, v in added.items() if k in self.writer.columns}, **measured}
 
 
 # ---- the lifecycle -------------------------------------------------------------------------
@@ -357,19 +395,19 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]})
     r.meta.update(experiment.meta(r))
     try:
-        total = profile.repeats * experiment.count(r, r.points)
+        total = profile.repeats * experiment.measurements(r, r.points)
         done = 0
-        for name, link, points in experiment.settings(r):
+        for name, link, points in experiment.networks(r):
             with link if link is not None else contextlib.nullcontext():
                 r.link = link
                 if link is not None:  # as set up, and as it still was after the last point
                     r.meta.setdefault("links", {})[name] = link.settings()
                 for repeat in range(1, profile.repeats + 1):
-                    for unit in experiment.units(r, points, repeat):
-                        if unit.server.id in r.unsupported:
-                            done += len(unit.points)
+                    for turn in experiment.turns(r, points, repeat):
+                        if turn.server.id in r.unsupported:
+                            done += len(turn.points)
                             continue
-                        done = _serve(r, unit, repeat, done, total)
+                        done = _serve(r, turn, repeat, done, total)
                 if link is not None:
                     r.meta["links"][name]["after"] = link.settings()
                 r.link = None
@@ -393,48 +431,49 @@ def progress_line(ex: Experiment, label: str, row: dict) -> str:
     failure = row.get("failure") if isinstance(row.get("failure"), str) else ""
     def yes(v):  # None and a CSV's NaN are no
         return v is not None and v == v and bool(v)
-    return (f"{label}: " + (ex.describe(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
+    return (f"{label}: " + (ex.progress_text(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
             + "".join(f"  {flag}" for k, flag in FLAGS if yes(row.get(k))))
 
 
-def _serve(r: Run, unit: Unit, repeat: int, done: int, total: int) -> int:
+def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
     """One server process: start, verify, measure its points, stop; returns the count done."""
     ex = r.experiment
     waited = wait_time_wait_drained(r.progress, r.profile.time_wait_max_s, ex.time_wait_drained)
-    opts = ServerOptions(**{**asdict(unit.opts), "host": r.host})
+    opts = ServerOptions(**{**asdict(turn.opts), "host": r.host})
     rows: list[tuple[str, dict]] = []
 
     def report(label: str, row: dict) -> None:
         r.writer.add_row(row)
         r.progress(progress_line(ex, label, row))
     try:
-        with ServerProcess(unit.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
-            at = Serving(unit, repeat, srv)
-            with ex.beside(r, at) as held:
-                at.held = held
+        with ServerProcess(turn.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
+            at = Serving(turn, repeat, srv)
+            with ex.alongside(r, at) as beside:
+                at.alongside = beside
                 ex.verify(r, at)
-                for point in unit.points:
+                for point in turn.points:
                     done += 1
-                    label = f"[{done}/{total}] {unit.server.id:20s} {point.label():28s} rep {repeat}"
-                    row = ex.measure(r, at, point)
+                    label = f"[{done}/{total}] {turn.server.id:20s} {point.label():28s} rep {repeat}"
+                    r.measured = None
+                    row = r.row(at, ex.measure(r, at, point))
                     if ex.rows_after_stop:
                         rows.append((label, row))
                     else:
                         report(label, row)
-            at.held = None
+            at.alongside = None
     except Unsupported as exc:
-        r.unsupported[unit.server.id] = str(exc)
+        r.unsupported[turn.server.id] = str(exc)
         r.progress(f"skip: {exc}")
         return done
-    r.stops.append({"server": unit.server.id, "repeat": repeat, **unit.note, "argv": metadata.portable(srv.argv),
+    r.stops.append({"server": turn.server.id, "repeat": repeat, **turn.note, "argv": metadata.portable(srv.argv),
                     "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
                     "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
                     **({"stderr_tail": metadata.portable_text(tail)} if (tail := srv.stderr_tail(800)) else {})})
     if srv.exit_code != 0:
         if ex.require_clean_exit:
-            raise RuntimeError(f"{unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "
+            raise RuntimeError(f"{turn.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "
                                f"{srv.stderr_tail()}")
-        r.progress(f"warning: {unit.server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
+        r.progress(f"warning: {turn.server.id} exited {srv.exit_code} on SIGTERM (contract: 0)")
     if rows:
         ex.after_stop(r, at, [row for _, row in rows])
         for label, row in rows:

@@ -38,9 +38,8 @@ from iobench.load import drivers
 from iobench.kinds.clients.dataset import COLUMNS, KEYS
 from iobench.kinds.clients.plans import REFERENCE, SHIPPED_CONNECTIONS, ClientPlan, ClientPoint, ceiling
 from iobench.load.clientload import BESIDE_HLOG, beside_hlog
-from iobench.run import runner
 from iobench.run.probes import TcpProbe, tcp_columns
-from iobench.run.runner import Experiment, Load, Run, Serving, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Turn
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
@@ -71,7 +70,7 @@ class ClientExperiment(Experiment):
                 "servers": {self.server.id: {"model": self.server.model, "lang": self.server.lang,
                                              "summary": self.server.summary}}}
 
-    def settings(self, run: Run):
+    def networks(self, run: Run):
         """Loopback, then (when the plan has such points) the server behind a delay link, whose
         forwarding program shares the server's core (the client's core stays the client's)."""
         here = [p for p in run.points if not p.link_rtt_ms]
@@ -83,17 +82,17 @@ class ClientExperiment(Experiment):
             yield f"delay-{rtt:g}ms", DelayLink(rtt, cpus=run.server_cpus or "0"), \
                 [p for p in run.points if p.link_rtt_ms == rtt]
 
-    def _units(self, points) -> list[Unit]:
+    def _turns(self, points) -> list[Turn]:
         """One server process per delay, serving every point at that delay."""
-        return [Unit(self.server, [p for p in points if p.delay_ms == d], ServerOptions(work_ms=d),
+        return [Turn(self.server, [p for p in points if p.delay_ms == d], ServerOptions(work_ms=d),
                      note={"delay_ms": d})
                 for d in dict.fromkeys(p.delay_ms for p in points)]
 
-    def count(self, run: Run, points) -> int:
+    def measurements(self, run: Run, points) -> int:
         return len(points)
 
-    def units(self, run: Run, points, repeat: int):
-        yield from self._units(points)
+    def turns(self, run: Run, points, repeat: int):
+        yield from self._turns(points)
 
     def measure(self, run: Run, at: Serving, point: ClientPoint) -> dict:
         srv, repeat = at.srv, at.repeat
@@ -130,7 +129,6 @@ class ClientExperiment(Experiment):
             x = {**x, "client_version": "C (this book)", "cpu_s": m.client_cpu_s, "threads_max": 1, "rejected": 0,
                  "errors": r.errors_connect + r.errors_read,
                  "cpu_us_per_req": 1e6 * m.client_cpu_s / answered if answered else None}
-        lc = runner.load_columns(m)
         return {
             "client": point.client, "setting": point.setting, "client_version": x.get("client_version"),
             "experiment": point.experiment,
@@ -140,7 +138,7 @@ class ClientExperiment(Experiment):
             "fraction": point.fraction, "offered_rps": point.offered_rps if point.mode == "open" else None,
             "warmup_rate": point.warmup_rate or None, "ceiling_rps": ceiling(point),
             "max_in_flight": point.max_in_flight if point.mode == "open" else None,
-            "requests": point.requests, "park_us": point.park_us, "repeat": repeat,
+            "requests": point.requests, "park_us": point.park_us,
             "offered": offered, "sent": x.get("sent"), "ok": r.requests,
             "failed": failed if offered is not None else None,
             "non2xx": r.non2xx, "timeouts": r.errors_timeout, "rejected": x.get("rejected"),
@@ -157,25 +155,21 @@ class ClientExperiment(Experiment):
             # the JVM's own account of the measured window (the harness's client_cpu_pct is the whole
             # process: start-up and warm-up included)
             "client_cpu_s": x.get("cpu_s"), "client_cpu_us_per_req": x.get("cpu_us_per_req"),
-            "client_cpu_pct": lc["client_cpu_pct"], "client_threads_max": x.get("threads_max"),
+            "client_threads_max": x.get("threads_max"),
             # the client JVM's PSS when its run ended, read by itself (the C reference's: not read)
             "pss_kib": x.get("pss_kib"),
             "thread_groups": json.dumps(x.get("thread_groups") or {}, sort_keys=True),
             "error_kinds": json.dumps(x.get("error_kinds") or {}, sort_keys=True),
             **tcp_columns(m.probes["tcp"]),
-            "java_version": x.get("java_version"), "server": srv.server.id,
-            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_threads_max", "foreign_cpu_cores",
-                                  "noisy", "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
+            "java_version": x.get("java_version"),
             "server_cpu_us_per_req": 1e6 * m.usage.cpu_s / r.requests if r.requests else None,
-            "outlier": False, "ok_run": r.ok, "failure": r.failure,
+            "ok_run": r.ok, "failure": r.failure,
             "hlog_file": str(Path("raw") / (stem + ".hlog")) if hlog.exists() else None,
             **{f"{what}_file": str(Path("raw") / (stem + ext)) if Path(beside_hlog(str(hlog), what)).exists() else None
                for what, ext in BESIDE_HLOG.items()},
-            "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
-            "profile": run.profile.name, "run_id": run.run_id,
         }
 
-    def describe(self, row: dict) -> str:
+    def progress_text(self, row: dict) -> str:
         got = (f"{number(row['achieved_rps'])}/s ok" if number(row["achieved_rps"]) != "n/a" else "no summary")
         return (f"{got}  p99 {number(row['p99_ms'], '.3f')} ms  failed {number(row['failed'])}  "
                 f"dropped {number(row['dropped'])}  client cpu {number(row['client_cpu_us_per_req'], '.1f')} us/req  "

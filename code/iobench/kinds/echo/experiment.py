@@ -34,7 +34,7 @@ from iobench.load import drivers
 from iobench.run import metadata, procs, runner
 from iobench.run.netlink import LinkUnavailable, VethLink
 from iobench.run.results import DatasetWriter, raw_text
-from iobench.run.runner import Experiment, Load, Run, Serving, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Turn
 from iobench.run.sampler import netns_counters
 from iobench.servers.manifest import (ECHO_SERVERS, JAVA, JAVA_FLAGS, EchoServer, Server, ServerOptions, Verify,
                                       java_home)
@@ -108,7 +108,7 @@ class EchoExperiment(Experiment):
                                                            "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem")},
                 "skipped": self.skipped}
 
-    def settings(self, run: Run):
+    def networks(self, run: Run):
         lo = [p for p in run.points if p.link == "lo"]
         veth = [p for p in run.points if p.link == "veth"]
         if lo:
@@ -122,16 +122,16 @@ class EchoExperiment(Experiment):
                 return
             yield "veth", VethLink(), veth
 
-    def units(self, run: Run, points, repeat: int):
+    def turns(self, run: Run, points, repeat: int):
         for point in points:
             stem = point.stem(repeat)
             jfr = run.writer.raw_path(stem + ".jfr") if point.capture == "jfr" else None
             server = server_entry(ECHO_SERVERS[point.server], point.flags, run.writer.raw_path(stem + ".reads.csv"),
                                   jfr)
-            yield Unit(server, [point], note={"stem": stem})
+            yield Turn(server, [point], note={"stem": stem})
 
     def verify(self, run: Run, at: Serving) -> None:
-        verify_echo(run.client_prefix, run.host, at.srv.port, at.unit.points[0].size)
+        verify_echo(run.client_prefix, run.host, at.srv.port, at.turn.points[0].size)
 
     def measure(self, run: Run, at: Serving, point: EchoPoint) -> dict:
         srv, repeat = at.srv, at.repeat
@@ -158,11 +158,11 @@ class EchoExperiment(Experiment):
         echo = ECHO_SERVERS[point.server]
         msgs = result.requests
         return {
-            "experiment": point.experiment, "server": echo.id, "framework": echo.framework, "version": echo.version,
+            "experiment": point.experiment, "framework": echo.framework, "version": echo.version,
             "link": point.link, "size": point.size, "connections": point.connections, "variant": point.variant(),
             "server_flags": " ".join(point.flags), "client_nodelay": point.nodelay, "split_every": point.split[0],
             "split_at": point.split[1], "split_pause_us": point.split[2], "capture": point.capture,
-            "repeat": repeat, "tps": result.rps, "mb_per_s": result.extra.get("bytes_per_s", 0.0) / 1e6,
+            "tps": result.rps, "mb_per_s": result.extra.get("bytes_per_s", 0.0) / 1e6,
             "mean_ms": result.mean_ms, "p50_ms": result.p50_ms, "p90_ms": result.p90_ms, "p99_ms": result.p99_ms,
             "p99_9_ms": result.extra.get("p99_9_ms"), "max_ms": result.max_ms,
             "stalls_35ms": result.extra.get("stalls_35ms"),
@@ -171,7 +171,6 @@ class EchoExperiment(Experiment):
             "errors": result.errors, "errors_connect": result.errors_connect, "errors_read": result.errors_read,
             "errors_write": result.errors_write, "errors_timeout": result.errors_timeout,
             "errors_mismatch": result.extra.get("errors_mismatch"),
-            **runner.load_columns(m),
             "server_cpu_us_per_msg": 1e6 * m.usage.cpu_s / msgs if msgs else None,
             "client_delayed_acks": dc["TcpExtDelayedACKs"],
             "server_delayed_acks": ds["TcpExtDelayedACKs"] if veth else None,
@@ -179,13 +178,11 @@ class EchoExperiment(Experiment):
             "server_out_segs": ds["TcpOutSegs"] if veth else None,
             "retrans_segs": ds["TcpRetransSegs"] + (dc["TcpRetransSegs"] if veth else 0),
             "ok": result.ok, "failure": result.failure, "stats_file": "",
-            "server_cpus": run.server_cpus or "", "client_cpus": run.client_cpus or "",
-            "profile": run.profile.name, "run_id": run.run_id,
         }
 
     def after_stop(self, run: Run, at: Serving, rows: list[dict]) -> None:
         """The server wrote its read statistics on SIGTERM (and the JVM its recording)."""
-        point, row = at.unit.points[0], rows[0]
+        point, row = at.turn.points[0], rows[0]
         stem = point.stem(row["repeat"])
         stats_path = run.writer.raw_path(stem + ".reads.csv")
         if point.capture == "jfr":
@@ -197,7 +194,7 @@ class EchoExperiment(Experiment):
             row.update(stats_summary(read_stats(stats_path.read_text()), point.size),
                        stats_file=f"raw/{stem}.reads.csv")
 
-    def describe(self, row: dict) -> str:
+    def progress_text(self, row: dict) -> str:
         return (f"{number(row['tps'], '>9,.0f')} msg/s {number(row['mb_per_s'], '6.1f')} MB/s "
                 f"p99 {number(row['p99_ms'], '.2f')} ms stalls {number(row['stalls_35ms'])} "
                 f"reads/msg {number(row.get('reads_per_msg'), '.2f')} "

@@ -21,9 +21,16 @@ from iobench.run import jvmmem, kernelmem, limits, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.probes import TcpProbe, tcp_columns
 from iobench.run.results import raw_text
-from iobench.run.runner import Experiment, Load, Run, Serving, Unit
+from iobench.run.runner import Experiment, Load, Run, Serving, Turn
 from iobench.servers import battery as battery_mod
 from iobench.servers.manifest import ServerOptions
+
+
+def point_columns(point: Point) -> dict:
+    """A row's columns that say which load the point was (the server's are the runner's)."""
+    return {"tool": point.tool, "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms,
+            "requested": point.requests, "backlog": point.backlog, "pipeline": point.pipeline,
+            "idle_conns": point.idle_conns}
 
 
 def load_spec(point: Point, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
@@ -175,7 +182,7 @@ class HttpExperiment(Experiment):
                             for s in servers},
                 "restart_each_point": self.plan.restart_each_point}
 
-    def settings(self, run: Run):
+    def networks(self, run: Run):
         if not self.plan.link_rtt_ms:
             yield "loopback", None, run.points
             return
@@ -192,10 +199,10 @@ class HttpExperiment(Experiment):
                     (p.share and server.spread != "workers") or
                     unfit(server, p, self.plan.pool(server.id)))
 
-    def count(self, run: Run, points) -> int:
+    def measurements(self, run: Run, points) -> int:
         return sum(self.applies(s, p) for s in self.plan.serving(run.profile.name) for p in points)
 
-    def units(self, run: Run, points, repeat: int):
+    def turns(self, run: Run, points, repeat: int):
         for server in self.plan.serving(run.profile.name):
             # One server process per group of points that need the same server options.
             groups: dict[tuple, list[Point]] = {}
@@ -214,12 +221,12 @@ class HttpExperiment(Experiment):
                     note["worker_counts_file"] = f"raw/{name}"
                 opts = ServerOptions(work_ms=work_ms, backlog=backlog or None, idle_timeout_s=self.plan.idle_timeout_s,
                                      pool=self.plan.pool(server.id), extra=extra, jvm=jvm)
-                yield Unit(server, group, opts, note=note)
+                yield Turn(server, group, opts, note=note)
 
     def after_stop(self, run: Run, at: Serving, rows: list[dict]) -> None:
         """A server whose workers reported what they accepted (their file, written as each stopped): the counts
         go on each row of that server process (a plan that reads them has one point per process)."""
-        name = at.unit.note.get("worker_counts_file")
+        name = at.turn.note.get("worker_counts_file")
         path = run.writer.raw_path(name[len("raw/"):]) if name else None
         cols = (worker_count_columns(path.read_text(), name) if path and path.exists()
                 else dict.fromkeys(c for c in COUNT_COLUMNS if not c.startswith("raise_")))
@@ -227,7 +234,7 @@ class HttpExperiment(Experiment):
             row.update(cols)
 
     @contextlib.contextmanager
-    def beside(self, run: Run, at: Serving):
+    def alongside(self, run: Run, at: Serving):
         """In an idle study, the idle connections held beside this server (raised by its points)."""
         if not self.plan.holds_idle:
             yield None
@@ -243,18 +250,58 @@ class HttpExperiment(Experiment):
             yield held
 
     def measure(self, run: Run, at: Serving, point: Point) -> dict:
-        held, srv, repeat = at.held, at.srv, at.repeat
+        """One point against the server `at` serves: its warm-up, then its measured run with the samplers and probes
+        around it, into one row; in an idle study the idle connections held beside it are raised to the point's
+        first (a server that stopped answering them leaves the point unmeasured, and says so)."""
+        srv, repeat, held, plan = at.srv, at.repeat, at.alongside, self.plan
         if held is not None and held.stopped_at is not None:
-            return {"server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang,
-                    "tool": point.tool, "mode": point.mode, "connections": point.connections,
-                    "work_ms": point.work_ms, "pipeline": point.pipeline, "idle_conns": point.idle_conns,
-                    "repeat": repeat, "requested": point.requests, "backlog": point.backlog, "ok": False,
+            return {**point_columns(point), "ok": False,
                     "failure": f"not measured: the server stopped answering at {held.stopped_at:,} idle "
-                               f"connections ({held.why_stopped})", "profile": run.profile.name,
-                    "run_id": run.run_id, "outlier": False}
-        return measure(run, at, point)
+                               f"connections ({held.why_stopped})"}
+        driver = drivers.get(point.tool)
+        n = f"-n{point.requests}" if point.requests else ""
+        b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
+            + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
+        b += f"-i{point.idle_conns}" if plan.holds_idle else ""
+        stem = f"{srv.server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
+        raise_cols = {}
+        if held is not None:
+            # the server's wake-ups and CPU while the idle connections arrive (a herd's cost is wake-ups that find
+            # nothing: most go back to sleep inside epoll_wait, never seen by the server's own counts)
+            before = sampler.group_snapshot(srv.pid) if plan.worker_counts else None
+            held.hold(point.idle_conns)
+            if before is not None:
+                after = sampler.group_snapshot(srv.pid)
+                raise_cols = {"raise_vcsw": after.vcsw - before.vcsw, "raise_ivcsw": after.ivcsw - before.ivcsw,
+                              "raise_cpu_s": after.cpu_s - before.cpu_s}
+        measured_s, warmup_s = plan.timing(run.profile, point)
+        warm = load_spec(point, warmup_s, warmup=True)
+        spec = load_spec(point, measured_s)
+        load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
+                    measured=run.client_prefix + driver.argv(spec, srv.url),
+                    env=driver.env(spec), threads=spec.threads, timeout_s=measured_s * 4 + 120)
+        # in an idle study, the busy connections are told apart by their address (127.0.0.1)
+        busy_from = "127.0.0.1" if held is not None else None
+        m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
+                                               "tcp": TcpProbe(run.netns)})
+        result = driver.parse(m.output, m.code)
+        received, samples = m.probes["conns"]
+        usage = m.usage
+        return {
+            **point_columns(point),
+            **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
+            "ok": result.ok, "failure": result.failure,
+            "server_cpu_us_per_req": (1e6 * usage.cpu_s / result.requests) if result.requests else None,
+            "pss_kib": usage.pss_kib_max, "server_procs_max": usage.procs_max,
+            "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
+            **served_columns(point, result, received, samples),
+            **idle_columns(held, srv, point),
+            **at_rest_columns(run, plan, srv, stem, point), **raise_cols,
+            **jvmmem.at_rest(run, srv, stem),  # after idle_columns' PSS
+            **tcp_columns(m.probes["tcp"]),
+        }
 
-    def describe(self, row: dict) -> str:
+    def progress_text(self, row: dict) -> str:
         served = (f"served {number(row['conns_served'])}/{row['connections']}  "
                   if number(row["conns_served"]) != "n/a" else "")
         p99 = number(row["p99_ms"], ".2f")
@@ -297,60 +344,3 @@ class _ConnProbe(runner.Probe):
 
     def stop(self):
         return self.sampler.stop(), self.sampler.samples
-
-
-def measure(run: Run, at: Serving, point: Point) -> dict:
-    """One point against the server `at` serves: its warm-up, then its measured run with the samplers and probes
-    around it, into one row; in an idle study the idle connections held beside it are raised to the point's first."""
-    srv, repeat, held = at.srv, at.repeat, at.held
-    driver = drivers.get(point.tool)
-    server = srv.server
-    n = f"-n{point.requests}" if point.requests else ""
-    b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
-        + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
-    b += f"-i{point.idle_conns}" if run.experiment.plan.holds_idle else ""
-    stem = f"{server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
-    plan = run.experiment.plan
-    raise_cols = {}
-    if held is not None:
-        # the server's wake-ups and CPU while the idle connections arrive (a herd's cost is wake-ups that find
-        # nothing: most go back to sleep inside epoll_wait, never seen by the server's own counts)
-        before = sampler.group_snapshot(srv.pid) if plan.worker_counts else None
-        held.hold(point.idle_conns)
-        if before is not None:
-            after = sampler.group_snapshot(srv.pid)
-            raise_cols = {"raise_vcsw": after.vcsw - before.vcsw, "raise_ivcsw": after.ivcsw - before.ivcsw,
-                          "raise_cpu_s": after.cpu_s - before.cpu_s}
-    measured_s, warmup_s = run.experiment.plan.timing(run.profile, point)
-    warm = load_spec(point, warmup_s, warmup=True)
-    spec = load_spec(point, measured_s)
-    load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
-                measured=run.client_prefix + driver.argv(spec, srv.url),
-                env=driver.env(spec), threads=spec.threads, timeout_s=measured_s * 4 + 120)
-    # in an idle study, the busy connections are told apart by their address (127.0.0.1)
-    busy_from = "127.0.0.1" if held is not None else None
-    m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
-                                           "tcp": TcpProbe(run.netns)})
-    result = driver.parse(m.output, m.code)
-    received, samples = m.probes["conns"]
-    usage = m.usage
-    return {
-        "server": server.id, "model": server.model, "lang": server.lang, "tool": point.tool,
-        "mode": point.mode, "connections": point.connections, "work_ms": point.work_ms, "repeat": repeat,
-        "requested": point.requests, "backlog": point.backlog, "pipeline": point.pipeline,
-        "idle_conns": point.idle_conns,
-        **{k: v for k, v in result.as_row().items() if k != "ok" and k != "failure"},
-        "ok": result.ok, "failure": result.failure,
-        **runner.load_columns(m),
-        "server_cpu_us_per_req": (1e6 * usage.cpu_s / result.requests) if result.requests else None,
-        "pss_kib": usage.pss_kib_max, "server_procs_max": usage.procs_max,
-        "server_vcsw": usage.vcsw, "server_ivcsw": usage.ivcsw,
-        **served_columns(point, result, received, samples),
-        **idle_columns(held, srv, point),
-        **at_rest_columns(run, plan, srv, stem, point), **raise_cols,
-        **jvmmem.at_rest(run, srv, stem),  # after idle_columns' PSS
-        "outlier": False,  # set once every repeat of the point is in (results.flag_outliers)
-        **tcp_columns(m.probes["tcp"]),
-        "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
-        "profile": run.profile.name, "run_id": run.run_id,
-    }

@@ -23,12 +23,11 @@ from pathlib import Path
 
 from iobench.data.report import number
 from iobench.load import drivers
-from iobench.run import runner
 from iobench.run.lifecycle import ServerProcess
 from iobench.kinds.openloop.dataset import COLUMNS, KEYS
 from iobench.kinds.openloop.plans import OpenPlan, OpenPoint
 from iobench.run.probes import SyscallProbe, TcpProbe, syscall_columns, tcp_columns
-from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Unit
+from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Turn
 from iobench.servers import manifest
 from iobench.servers.manifest import ServerOptions
 
@@ -93,19 +92,19 @@ class OpenExperiment(Experiment):
                          "measured_s": measured_s, "warmup_s": warmup_s},
                 "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers}}
 
-    def _units(self, points, profile: str) -> list[Unit]:
+    def _turns(self, points, profile: str) -> list[Turn]:
         """One server process per server and amount of work (a baseline cannot simulate work),
         every server at one amount of work before the next amount."""
-        return [Unit(server, [p for p in points if p.work_ms == work_ms], ServerOptions(work_ms=work_ms),
+        return [Turn(server, [p for p in points if p.work_ms == work_ms], ServerOptions(work_ms=work_ms),
                      note={"work_ms": work_ms})
                 for work_ms in dict.fromkeys(p.work_ms for p in points) for server in self.plan.serving(profile)
                 if not work_ms or "work_ms" in server.supports]
 
-    def count(self, run: Run, points) -> int:
-        return sum(len(u.points) for u in self._units(points, run.profile.name))
+    def measurements(self, run: Run, points) -> int:
+        return sum(len(u.points) for u in self._turns(points, run.profile.name))
 
-    def units(self, run: Run, points, repeat: int):
-        yield from self._units(points, run.profile.name)
+    def turns(self, run: Run, points, repeat: int):
+        yield from self._turns(points, run.profile.name)
 
     def measure(self, run: Run, at: Serving, point: OpenPoint) -> dict:
         return self.measure_open(run, at, point)[0]
@@ -140,11 +139,9 @@ class OpenExperiment(Experiment):
         if point.loop == "closed" and r.ok:
             self.capacity[key] = achieved
         u = m.usage
-        lc = runner.load_columns(m)
         row = {
-            "server": srv.server.id, "model": srv.server.model, "lang": srv.server.lang, "tool": point.tool,
-            "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
-            "fraction": point.fraction, "rate": point.rate, "repeat": repeat,
+            "tool": point.tool, "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
+            "fraction": point.fraction, "rate": point.rate,
             "capacity_rps": self.capacity.get(key), "offered_rps": rate if point.loop == "open" else None,
             "achieved_rps": achieved, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
             "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": r.errors_read,
@@ -156,25 +153,18 @@ class OpenExperiment(Experiment):
             "conns_served": x.get("conns_served"), "conn_min_requests": x.get("conn_min_requests"),
             "conn_median_requests": x.get("conn_median_requests"), "conn_max_requests": x.get("conn_max_requests"),
             **tcp_columns(m.probes["tcp"]),
-            **{k: lc[k] for k in ("server_cpu_s", "server_cpu_pct", "server_user_s", "server_sys_s",
-                                  "server_softirq_s", "server_steal_s", "client_steal_s", "server_rss_kib_max",
-                                  "server_threads_max",
-                                  "client_cpu_pct", "generator_bound", "foreign_cpu_cores", "noisy",
-                                  "loop_ms_before", "loop_ms_after", "raw_file", "started_at")},
             "server_cpu_us_per_req": 1e6 * u.cpu_s / r.requests if r.requests else None,
             "pss_kib": u.pss_kib_max or None,  # the server's PSS, its highest sample (every process of it)
             "client_cpu_us_per_req": 1e6 * m.client_cpu_s / r.requests if r.requests else None,
-            "outlier": False, "ok_run": r.ok, "failure": r.failure,
+            "ok_run": r.ok, "failure": r.failure,
             "hist_file": str(Path("raw") / (stem + ".hist.csv")) if hist else None,
-            "server_cpus": srv.cpus or "", "client_cpus": run.client_cpus or "",
-            "profile": run.profile.name, "run_id": run.run_id,
         }
         if self.plan.syscalls:
             row.update(syscall_columns(m.probes["syscalls"], r.requests),
                        syscalls_file=str(Path("raw") / perf))
         return row, m
 
-    def describe(self, row: dict) -> str:
+    def progress_text(self, row: dict) -> str:
         offered = (f"offered {number(row['offered_rps'])}/s " if number(row["offered_rps"]) not in ("n/a", "0")
                    else "closed loop ")
         return (f"{offered}-> {number(row['achieved_rps'])}/s  p99 {number(row['p99_ms'], '.2f')} ms  "

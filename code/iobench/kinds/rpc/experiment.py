@@ -2,7 +2,7 @@
 
 One service (findById) behind four IO stacks (manifest.RPC_SERVERS): Spring MVC on Tomcat with platform or
 virtual threads, Spring WebFlux on Reactor Netty, and plain Netty, all with the same Jackson and the same body.
-Each unit is one provider process with one setting (work per call, keep-alive limit, pool, and whether the
+Each turn is one provider process with one setting (work per call, keep-alive limit, pool, and whether the
 write-up's consumer sits in front of it); after it verified with a real call in its own protocol, it is warmed up
 for the profile's jvm_warmup_s under its first point's load, then its points are measured as in the open-loop
 experiment:
@@ -17,7 +17,7 @@ experiment:
 
 Each provider JVM warms up under load before its first measured point (the profile's server_jvm_warmup_s, in
 windows of jvm_window_s): Spring on one core needs over a minute to reach its steady rate. In each provider's plain
-unit the warm-up windows are themselves measured (experiment "warmup"), and in the last repeat that unit ends with a
+turn the warm-up windows are themselves measured (experiment "warmup"), and in the last repeat that turn ends with a
 flame graph: async-profiler inside the JVM (--profile) opens its window only after the measured points, so that
 profiling never touches a measured number; graphs and folded stacks (gzipped) land in the dataset's flame/ folder.
 Every provider JVM writes its safepoints and collections, stamped with the wall clock, to a log kept beside the
@@ -42,7 +42,7 @@ from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, jvmmem, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.results import raw_text
-from iobench.run.runner import Experiment, Run, Serving, Unit, now, run_load
+from iobench.run.runner import Experiment, Run, Serving, Turn, now, run_load
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ROOT, ServerOptions
 
@@ -72,7 +72,7 @@ class RpcLoad(OpenLoad):
 
     def target(self, at: Serving, point: RpcPoint) -> str:
         """A point through the consumer loads the consumer (held beside the provider); the others, the provider."""
-        return at.held.url if point.via and at.held is not None else at.srv.url
+        return at.alongside.url if point.via and at.alongside is not None else at.srv.url
 
     def warmup_s(self, run: Run, point: RpcPoint) -> float:
         """A warm-up window is measured from its first request: the JVM's warm-up is what it shows."""
@@ -109,7 +109,7 @@ def setting_stem(point: RpcPoint, close_every: int = 0) -> str:
 
 
 class RpcExperiment(Experiment):
-    """The RPC units (one provider process per setting, its consumer beside it, its warm-up, its flame graph),
+    """The RPC turns (one provider process per setting, its consumer beside it, its warm-up, its flame graph),
     each point measured by the open-loop experiment it holds, with the RPC columns added to the row."""
     columns = COLUMNS
     outlier_keys = tuple(KEYS)
@@ -141,8 +141,8 @@ class RpcExperiment(Experiment):
         asked = next(s for prefix, s in self.plan.jvm_warmup_s if server_id.startswith(prefix))
         return min(asked, run.profile.server_jvm_warmup_s)
 
-    def _units(self, points, profile: str, repeat: int = 0, run: Run | None = None) -> list[Unit]:
-        units = []
+    def _turns(self, points, profile: str, repeat: int = 0, run: Run | None = None) -> list[Turn]:
+        turns = []
         for setting in dict.fromkeys(p.setting() for p in points):
             work_ms, kar, pool, jvm = setting
             for server in self.plan.serving(profile):
@@ -152,7 +152,7 @@ class RpcExperiment(Experiment):
                 extra = ("--keep-alive-requests", str(kar)) if kar >= 0 else ()
                 flame = (self.plan.flame_s > 0 and setting == (0.0, 0, 0, "") and run is not None
                          and repeat == run.profile.repeats)
-                if flame:  # the last repeat's plain unit: a flame graph after its measured points
+                if flame:  # the last repeat's plain turn: a flame graph after its measured points
                     extra += ("--profile", str(self.flame_path(run, server.id)), "--profile-s",
                               f"{min(self.plan.flame_s, run.profile.duration_s):g}")
                 via = next((p.via for p in mine if p.via), "")
@@ -160,32 +160,32 @@ class RpcExperiment(Experiment):
                 log = f"raw/{server.id}/jvm-{setting_stem(mine[0])}-r{repeat}.log" if run is not None else ""
                 flags = jvmlog.flags(run.writer.path(log)) if log else ()
                 flags += jvmmem.flags(self.plan, server)
-                units.append(Unit(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
+                turns.append(Turn(server, mine, ServerOptions(work_ms=work_ms, pool=pool or None, extra=extra,
                                                               jvm=flags + tuple(jvm.split())),
                                   note={"work_ms": work_ms, "keep_alive_requests": kar, "pool": pool, "via": via,
                                         "jvm": jvm, "flame": flame, "jvm_log": log}))
-        return units
+        return turns
 
-    def count(self, run: Run, points) -> int:
-        return sum(len(u.points) for u in self._units(points, run.profile.name))
+    def measurements(self, run: Run, points) -> int:
+        return sum(len(u.points) for u in self._turns(points, run.profile.name))
 
-    def units(self, run: Run, points, repeat: int):
-        yield from self._units(points, run.profile.name, repeat, run)
+    def turns(self, run: Run, points, repeat: int):
+        yield from self._turns(points, run.profile.name, repeat, run)
 
     def flame_path(self, run: Run, server_id: str) -> Path:
         return run.writer.path(f"flame/{server_id}-flame.html")
 
     def verify(self, run: Run, at: Serving) -> None:
-        """A GET of the route (HTTP providers) and a call in the provider's own protocol; then, unless the unit
+        """A GET of the route (HTTP providers) and a call in the provider's own protocol; then, unless the turn
         measures its own warm-up, the JVM's warm-up: its first point's load in windows (output kept)."""
-        srv, unit = at.srv, at.unit
+        srv, turn = at.srv, at.turn
         srv.verify()
         transport, codec = protocol(srv.server.id)
         got = call(srv.opts.host, srv.port, srv.server.id)
         if got != ANSWERS[codec]:
             raise ServerError(f"{srv.server.id}: the call answered {got[:80]!r}, expected {ANSWERS[codec]!r}")
-        if unit.points[0].experiment != "warmup":
-            self.warm(run, at, dataclasses.replace(unit.points[0], loop="closed", via=""),
+        if turn.points[0].experiment != "warmup":
+            self.warm(run, at, dataclasses.replace(turn.points[0], loop="closed", via=""),
                       self.jvm_warmup(run, srv.server.id))
 
     def warm(self, run: Run, at: Serving, point: RpcPoint, seconds: float) -> None:
@@ -201,10 +201,10 @@ class RpcExperiment(Experiment):
                                  raw_text(argv, {}, output, code, started))
 
     @contextlib.contextmanager
-    def beside(self, run: Run, at: Serving):
-        """The write-up's consumer, pointed at this provider, on its core, for a unit with a point through it
-        (what it yields: at.held); a flame graph after the measured points, for a unit that asks for one."""
-        srv, via = at.srv, at.unit.note["via"]
+    def alongside(self, run: Run, at: Serving):
+        """The write-up's consumer, pointed at this provider, on its core, for a turn with a point through it
+        (what it yields: at.alongside); a flame graph after the measured points, for a turn that asks for one."""
+        srv, via = at.srv, at.turn.note["via"]
         with (ServerProcess(manifest.get(via), ServerOptions(host=run.host, extra=("--provider", srv.url)),
                             cpus=run.server_cpus) if via else contextlib.nullcontext()) as consumer:
             if consumer is not None:  # a cold provider's first calls outlast the consumer's 200 ms: retry
@@ -215,10 +215,10 @@ class RpcExperiment(Experiment):
                         break
                 if b'"id":101' not in got.body:
                     raise ServerError(f"{via}: GET /?id=101 answered {got.status} {got.body[:80]!r}")
-                self.warm(run, dataclasses.replace(at, held=consumer), next(p for p in at.unit.points if p.via),
+                self.warm(run, dataclasses.replace(at, alongside=consumer), next(p for p in at.turn.points if p.via),
                           self.jvm_warmup(run, via))
             yield consumer
-            if at.unit.note["flame"]:
+            if at.turn.note["flame"]:
                 self.flame(run, srv)
         if consumer is not None:
             run.stops.append({"server": via, "provider": srv.server.id, "argv": metadata.portable(consumer.argv),
@@ -253,12 +253,12 @@ class RpcExperiment(Experiment):
         folded.unlink()
 
     def measure(self, run: Run, at: Serving, point: RpcPoint) -> dict:
-        consumer = at.held if point.via else None
+        consumer = at.alongside if point.via else None
         before = _proc_cpu_s(consumer.pid) if consumer is not None else None
         row, measured = self.open.measure_open(run, at, point)
         transport, codec = protocol(at.srv.server.id)
         consumer_cpu = _proc_cpu_s(consumer.pid) - before if consumer is not None else None
-        log = at.unit.note.get("jvm_log", "")
+        log = at.turn.note.get("jvm_log", "")
         u = measured.usage
         row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
                    close_every=point.close_every, pool=point.pool,
@@ -267,12 +267,12 @@ class RpcExperiment(Experiment):
                    consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
                    **jvmlog.read_window(run.writer.staging / log if log else None, u.started_epoch, u.ended_epoch),
                    jvm_log_file=log or None)
-        if row.get("raw_file"):  # after the point, beside its raw output (stem.txt): the full collection follows
-            row.update(jvmmem.at_rest(run, at.srv, str(Path(row["raw_file"]).relative_to("raw").with_suffix(""))))
+        # after the point, beside its raw output (stem.txt): the full collection follows
+        row.update(jvmmem.at_rest(run, at.srv, str(Path(measured.raw_file).relative_to("raw").with_suffix(""))))
         return row
 
-    def describe(self, row: dict) -> str:
-        return self.open.describe(row)
+    def progress_text(self, row: dict) -> str:
+        return self.open.progress_text(row)
 
     def finish(self, run: Run) -> None:
         """The HTTP providers' battery on their route."""
