@@ -69,7 +69,8 @@ def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, 
 
     page = CODE.parent / "book" / "c" / "results.md"
     nb = jupytext.read(page)
-    end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Pitfalls"))
+    end = next(i for i, c in enumerate(nb.cells)
+               if c.cell_type == "markdown" and "Does it hold on your machine" in c.source)
     nb.cells = nb.cells[:end]
     monkeypatch.setenv(mine.ENV, str(reader_run))
     monkeypatch.setenv("IOBENCH_PROFILE", "replay")
@@ -83,3 +84,195 @@ def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, 
     shown = [o for o in drawn.outputs if o.output_type in ("display_data", "execute_result")
              and "scrapbook" not in o.get("metadata", {})]
     assert len(shown) == 1 and "image/png" in shown[0]["data"], drawn.outputs
+
+
+# ---- does it hold on your machine? ---------------------------------------------------------------
+
+def _reader_copy(folder, name, change=None):
+    """A reader's run of `name` made from the published one (its rows changed, its metadata naming another
+    machine, its raw output linked)."""
+    import json
+    import shutil
+
+    (folder / name).mkdir(parents=True)
+    for kept in (DATA / name).iterdir():  # what its pages read beside the rows (raw/, flame/): linked, unchanged
+        if kept.is_dir():
+            (folder / name / kept.name).symlink_to(kept)
+    df = pd.read_csv(DATA / name / "results.csv")
+    if change is not None:
+        df = change(df)
+    df.to_csv(folder / name / "results.csv", index=False)
+    meta = json.loads((DATA / name / "meta.json").read_text())
+    meta["machine"] = {**meta["machine"], "cpu_model": "Reader's CPU", "cores": 16}
+    (folder / name / "meta.json").write_text(json.dumps(meta))
+    if (DATA / name / "battery.json").exists():
+        shutil.copy(DATA / name / "battery.json", folder / name / "battery.json")
+
+
+def _c_results_page():
+    from iobench.book.pages import c_results
+    from iobench.kinds.http import dataset
+    books = {"c-servers": registry.obtain("c-servers", profile="replay"),
+             "idle-connections": dataset.load(DATA / "idle-connections")}
+    return c_results.values, books
+
+
+FORK_RSS = "c-fork's RSS overstated its memory many times over"
+
+
+def test_the_book_s_claims_are_evaluated_on_the_reader_s_run(monkeypatch, tmp_path):
+    """The statement, on the book's machine and on the reader's: the same run holds every claim the book's does;
+    a run whose c-fork shares no memory between its processes (RSS as large as PSS) does not hold the claim that
+    RSS overstated c-fork's memory, and the table says so with the figures each side."""
+    from iobench.book.claims import ClaimBroken
+    values, books = _c_results_page()
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    for name in books:
+        _reader_copy(tmp_path, name)
+    same = mine.does_it_hold(values, books)
+    assert len(same) >= 8 and (same["book's machine"].str.startswith(mine.HOLDS)).all()
+    assert same["yours"].tolist() == same["book's machine"].tolist()
+    assert "Reader's CPU" in same.attrs["yours"] and "Reader's CPU" not in same.attrs["book"]
+
+    def shared_nothing(df):
+        fork = df.server == "c-fork"
+        df.loc[fork, "pss_kib"] = df.loc[fork, "server_rss_kib_max"]
+        return df
+    other = tmp_path / "other"
+    _reader_copy(other, "c-servers", shared_nothing)
+    _reader_copy(other, "idle-connections")
+    monkeypatch.setenv(mine.ENV, str(other))
+    got = mine.does_it_hold(values, books).set_index("statement")
+    assert got.loc[FORK_RSS, "book's machine"].startswith("holds (")
+    assert got.loc[FORK_RSS, "yours"].startswith("does not hold (rss=")
+    assert (got.drop(FORK_RSS)["yours"] == got.drop(FORK_RSS)["book's machine"]).all()
+    with pytest.raises(ClaimBroken):  # outside the table, the claim still fails a page that states it
+        values(mine.mine("c-servers"), books["idle-connections"], check=True)
+
+
+def test_a_reader_s_run_that_lacks_a_dataset_or_a_point_says_so_and_fails_nothing(monkeypatch, tmp_path):
+    values, books = _c_results_page()
+    monkeypatch.delenv(mine.ENV, raising=False)
+    assert mine.does_it_hold(values, books) == ("No run of yours: measure c-servers, idle-connections and set "
+                                                 "IOBENCH_MINE to its folder.")
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    _reader_copy(tmp_path, "c-servers", lambda df: df[df.server != "nginx"])   # a run of the C servers alone
+    said = mine.does_it_hold(values, books)
+    assert isinstance(said, str) and "has no run of idle-connections" in said
+    _reader_copy(tmp_path, "idle-connections")
+    got = mine.does_it_hold(values, books).set_index("statement")
+    assert (got["book's machine"].str.startswith(mine.HOLDS)).all()
+    nginx = "the lowest median single-threaded server spent less CPU per request than nginx in every repeat"
+    loops = "the select, poll and epoll loops and nginx grew by about the same factor"  # exercise 1's, with nginx
+    for needs_nginx in (nginx, loops):
+        assert got.loc[needs_nginx, "yours"] == "not evaluated on your run: your run lacks what it reads"
+    assert not got["yours"].str.startswith(mine.FAILS).any() and got["yours"].str.startswith(mine.HOLDS).sum() >= 6
+
+
+def test_a_page_module_that_stops_on_a_reader_s_run_says_where_and_keeps_what_it_checked():
+    from iobench.book.claims import claim
+
+    def values(ds, check=None):
+        claim(ds["a"] > 1, "a is more than one", a=ds["a"])
+        ds["nginx"]  # a point the reader's run did not measure
+        claim(True, "never reached")
+    book, why = mine.checked(values, {"a": 2, "nginx": 1})
+    yours, stopped = mine.checked(values, {"a": 0})
+    assert why is None and stopped == "KeyError: 'nginx'"
+    table = mine.holds_table(book, yours, stopped)
+    assert table.values.tolist() == [
+        ["a is more than one", "holds (a=2)", "does not hold (a=0)"],
+        ["never reached", "holds", "not evaluated on your run: it stopped at KeyError: 'nginx'"]]
+
+
+RESULTS_PAGES = ("c/results", "java/results", "synthesis/side-by-side", "synthesis/many-connections",
+                 "method/open-loop", "method/measuring", "clients/http-clients", "java/rpc", "java/mina-netty-results",
+                 "c/source-reproduction", "java/reproduce-000")
+
+
+def test_every_results_page_asks_whether_its_claims_hold_on_the_reader_s_machine():
+    book = CODE.parent / "book"
+    for page in RESULTS_PAGES:
+        text = (book / f"{page}.md").read_text()
+        assert text.count("mine.show_holds(") == 1, page
+        assert "Does it hold on your machine?" in text, page
+
+
+def _executed_up_to_the_table(page: str, folder) -> str:
+    """The page executed as the build executes it, up to its "Does it hold" cell (the exercises after it, some of
+    which measure, left out), with IOBENCH_MINE at `folder`; the text that cell showed."""
+    import os
+
+    import jupytext
+    from nbclient import NotebookClient
+
+    path = CODE.parent / "book" / f"{page}.md"
+    nb = jupytext.read(path)
+    last = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "mine.show_holds(" in c.source)
+    nb.cells = nb.cells[:last + 1]
+    old = os.environ.get(mine.ENV)
+    os.environ[mine.ENV] = str(folder)
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        os.environ.pop(mine.ENV) if old is None else os.environ.__setitem__(mine.ENV, old)
+    shown = []
+    for out in nb.cells[last].outputs:
+        shown.append(out.get("text", "") or out.get("data", {}).get("text/html", ""))
+    return "\n".join(shown)
+
+
+def test_a_page_built_with_a_reader_s_run_shows_which_claims_hold_there(tmp_path):
+    """reproduce-000 built with a reader's run of seed-000 in which the corrected blocking server answered every
+    connection (a run that does not hold the page's claim that it answered one), and with a folder that lacks the
+    dataset: the page builds either way and says what holds, what does not, and what is missing."""
+    def blocking_served_all(df):
+        df.loc[df.server == "java-blocking", "conns_served"] = 40
+        return df
+    _reader_copy(tmp_path / "doctored", "seed-000", blocking_served_all)
+    shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "doctored")
+    assert "the corrected java-blocking answered one connection" in shown
+    assert "does not hold (served=40)" in shown and "holds (served=1)" in shown
+    assert "Reader's CPU" in shown
+    (tmp_path / "empty").mkdir()
+    shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "empty")
+    assert "has no run of seed-000" in shown
+
+
+def _page_claims():
+    """Each results page's function that checks its claims, and the datasets its "Does it hold" cell hands it."""
+    from iobench.book.pages import (c_results, http_clients, java_results, many_connections, measuring,
+                                    mina_netty_results, open_loop, reproduce_000, rpc, side_by_side,
+                                    source_reproduction)
+    return {
+        "c/results": (c_results.values, ("c-servers", "idle-connections")),
+        "java/results": (java_results.values, ("java-servers", "idle-connections")),
+        "synthesis/side-by-side": (side_by_side.values, ("scale", "idle-connections", "jvm-memory")),
+        "synthesis/many-connections": (many_connections.values, ("idle-connections", "ten-thousand", "io-uring")),
+        "method/open-loop": (open_loop.values, ("open-loop", "open-loop-crosscheck")),
+        "method/measuring": (measuring.values, ("baselines",)),
+        "clients/http-clients": (http_clients.dataset, ("http-clients",)),
+        "java/rpc": (rpc.provider, ("rpc-provider",)),
+        "java/mina-netty-results": (mina_netty_results.values, ("echo-sweep", "echo-experiments", "echo-split-rate")),
+        "c/source-reproduction": (source_reproduction.values, ("ab-grid",)),
+        "java/reproduce-000": (reproduce_000.values, ("seed-000",)),
+    }
+
+
+@pytest.mark.parametrize("page", RESULTS_PAGES)
+def test_the_published_run_as_the_reader_s_holds_every_claim_the_page_states(monkeypatch, tmp_path, page):
+    """Every results page's claims, on its published datasets copied as a reader's run: each holds on both
+    machines, and the page's cell names the same datasets (what a reader must measure for the page)."""
+    values, names = _page_claims()[page]
+    cell = (CODE.parent / "book" / f"{page}.md").read_text().split("mine.show_holds(", 1)[1].split("\n```", 1)[0]
+    assert [n for n in names if f'"{n}"' in cell] == list(names), cell
+    books = {n: registry.reader(n)(DATA / n, "replay") for n in names}
+    for n in names:
+        _reader_copy(tmp_path, n)
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    got = mine.does_it_hold(values, books)
+    assert not isinstance(got, str), got
+    holds = got["book's machine"].map(lambda said: said == mine.HOLDS or said.startswith(mine.HOLDS + " ("))
+    assert len(got) >= 2 and holds.all(), got[~holds].values.tolist()
+    assert got["yours"].tolist() == got["book's machine"].tolist()

@@ -12,12 +12,32 @@ cell fails, and so does the book's build (it executes every page and stops on an
 the data choose between two sentences, the page glues the one they support, computed in the cell.
 A condition is one truth value: a comparison of two numbers, or a Series reduced with .all() or
 .any(); a Series itself is refused, since "every" and "some" are different claims.
+
+Under recording() a claim raises nothing: it is kept, held or not, with its evidence, so that the same claims can
+be evaluated on another run (a reader's, book/mine.py) and said to hold there or not.
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
+from dataclasses import dataclass, field
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A claim as one run's data decided it: the sentence, whether it held, and the evidence it was given."""
+    sentence: str
+    holds: bool
+    evidence: dict = field(default_factory=dict)
+
+    def figures(self) -> str:
+        """The evidence in short words: name=value, ..."""
+        return ", ".join(f"{k}={_short(v)}" for k, v in self.evidence.items())
+
+
+_recording: list[list[Checked]] = []
 
 
 class ClaimBroken(AssertionError):
@@ -29,9 +49,23 @@ def claim(holds, sentence: str, **evidence) -> None:
     if not isinstance(holds, (bool, np.bool_, numbers.Integral)):
         raise TypeError(f"a claim's condition is one truth value, not {type(holds).__name__} "
                         f"(reduce it with .all() or .any()): {sentence!r}")
+    if _recording:
+        _recording[-1].append(Checked(sentence, bool(holds), dict(evidence)))
+        return
     if not holds:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in evidence.items())
         raise ClaimBroken(f"the data no longer support: {sentence!r}" + (f" ({shown})" if shown else ""))
+
+
+@contextlib.contextmanager
+def recording():
+    """Within it, claim() keeps every claim it is given (a list of Checked, in order) and raises nothing."""
+    kept: list[Checked] = []
+    _recording.append(kept)
+    try:
+        yield kept
+    finally:
+        _recording.pop()
 
 
 def _short(v) -> str:

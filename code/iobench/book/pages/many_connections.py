@@ -713,3 +713,8 @@ def _accept_claims(A, workers, ratio, ex, first, even, herds, has) -> None:
 def _of_repeats(n: int) -> str:
     """Where a number comes from, by how many repeats there were: "the medians of the three repeats", "one repeat"."""
     return "one repeat" if n == 1 else f"the medians of the {words(n)} repeats"
+
+
+def values(idle, ten, uring) -> dict:
+    """Every value the page's first cell glues, merged (its claims checked)."""
+    return {**idle_connections(idle), **ten_thousand(ten), **io_uring(uring)}

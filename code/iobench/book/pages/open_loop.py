@@ -297,3 +297,9 @@ def exercise4(xc) -> dict:
         "ol_ex4_over_elapsed": f"{(ox.ok / ox.achieved_rps).median():.2f}",
         "ol_ex4_over_schedule": f"{xc.meta['plan']['measured_s']:g}",
     }
+
+
+def values(ol, xc) -> dict:
+    """Every value the page's first cell glues, merged (its claims checked): the open loop and the cross-check."""
+    return {**hockey(ol), **no_work(ol), **flagged(ol), **fairness(ol), **generator(ol), **crosscheck(xc),
+            **exercise4(xc)}

@@ -420,3 +420,9 @@ def summary(scale, idle) -> dict:
                                   if sequential else "every model"),
         "sx_sum_close": markdown(how_much),
     }
+
+
+def values(scale, idle, jm) -> dict:
+    """Every value the page's first cell glues, merged (its claims checked)."""
+    return {**measured(scale), **outliers(scale), **per_server(scale, idle), **pipelined(scale),
+            **connections(scale, idle), **blocking_work(scale), **choosing(scale, idle, jm), **summary(scale, idle)}
