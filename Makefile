@@ -10,7 +10,7 @@ export JUPYTER_DATA_DIR := $(abspath $(VENV))/share/jupyter
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONPATH := $(abspath code)
 
-.PHONY: book book-student lint test test-live test-platform book-checks system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench clean distclean help
+.PHONY: book book-student lint test test-live test-platform book-checks system setup vegeta kernels constraints code unit site-test glue-check glue-snapshot lab bench mine clean distclean help
 
 help:
 	@echo "make book   install what is missing, build code/ and the site into _build/html"
@@ -131,6 +131,14 @@ DATASET ?= baselines
 PROFILE ?= smoke
 bench: setup code
 	code/bin/iobench run $(DATASET) --profile $(PROFILE) $(if $(OVERWRITE),--overwrite)
+
+## make mine: every results page's datasets measured on this machine into a folder of your own (MINE, default
+## ~/iom-runs; ONLY=java/rpc for one page's), about half an hour; then IOBENCH_MINE=$(MINE) make book shows
+## each page's claims on both machines. The plan and its time come first, a dataset this machine cannot measure
+## is skipped with the reason, the rest go on.
+MINE ?= ~/iom-runs
+mine: setup code
+	code/bin/iobench mine --dest $(MINE) $(if $(ONLY),--only $(ONLY))
 
 # As root (a container, a VM) Jupyter refuses to start without --allow-root: given only then.
 LAB_PORT ?= 8888

@@ -5,6 +5,7 @@
     run DATASET --profile P  measure a dataset (make bench DATASET=... wraps it)
     show DATASET             summarise a captured dataset
     obtain DATASET           replay it, or measure it under IOBENCH_PROFILE=smoke|full (bash and Java pages)
+    mine [--only PAGE]       every results page's datasets on this machine, into a folder of your own
     battery ID               the conformance battery against one server
     probe ID                 N simultaneous requests with simulated work: overlapped or not?
 
@@ -20,10 +21,16 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 from iobench import registry
 from iobench.run.profiles import PROFILES
 from iobench.servers import manifest
+
+# the results pages a reader's run covers (book/mine.py's, kept here so that --help needs no import of the book)
+PAGES = ("method/measuring", "method/open-loop", "c/results", "c/source-reproduction", "java/results",
+         "java/reproduce-000", "java/mina-netty-results", "java/rpc", "clients/http-clients",
+         "synthesis/many-connections", "synthesis/side-by-side")
 
 
 def _sigterm_as_interrupt(signum, frame):
@@ -164,6 +171,25 @@ def cmd_probe(args) -> int:
     return 0
 
 
+def cmd_mine(args) -> int:
+    """Every results page's datasets (or one page's) measured on this machine into the reader's folder."""
+    from iobench.book import mine
+
+    dest = Path(args.dest).expanduser()
+    if mine.folder_is_data(dest):
+        raise Mistake(f"{dest} is the book's data/: a reader's runs go into a folder of their own")
+    if args.plan:
+        print(mine.plan_text(mine.plan(args.only), dest.resolve()))
+        return 0
+    outcome = mine.measure_all(dest, args.only, server_cpus=args.server_cpus, client_cpus=args.client_cpus)
+    failed = [name for name, what in outcome if what.startswith("failed")]
+    print(f"measured {sum(what == 'measured' for _, what in outcome)}, skipped "
+          f"{sum(what.startswith('skipped') for _, what in outcome)}, failed {len(failed)}"
+          f"{': ' + ', '.join(failed) if failed else ''}; build the book with IOBENCH_MINE={dest.resolve()}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
 def cmd_show(args) -> int:
     """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
     if args.path and not os.path.isdir(args.path):
@@ -300,6 +326,12 @@ COMMANDS = [
     ("probe", cmd_probe, "N simultaneous requests with simulated work: overlapped or not?", [
         HTTP_SERVER, _arg("--work-ms", type=WORK_MS, default=200.0),
         _arg("--clients", type=number(1, 1000, int), default=20), SERVER_CPUS]),
+    ("mine", cmd_mine, "measure every results page's datasets on this machine, into a folder of your own", [
+        _arg("--dest", default="~/iom-runs", help="the folder (default ~/iom-runs; never inside data/)"),
+        _arg("--only", choices=list(PAGES), metavar="PAGE", help="one page's datasets: " + ", ".join(PAGES)),
+        _arg("--plan", action="store_true", help="print the plan and its time, measure nothing"),
+        SERVER_CPUS,
+        _arg("--client-cpus", type=cpu_list, default="1", help="taskset CPU list of the load generator")]),
     ("show", cmd_show, "summarise a captured dataset", [
         _arg("dataset", nargs="?", default="baselines"), _arg("--path")]),
     ("obtain", cmd_show, "replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full", [

@@ -276,3 +276,90 @@ def test_the_published_run_as_the_reader_s_holds_every_claim_the_page_states(mon
     holds = got["book's machine"].map(lambda said: said == mine.HOLDS or said.startswith(mine.HOLDS + " ("))
     assert len(got) >= 2 and holds.all(), got[~holds].values.tolist()
     assert got["yours"].tolist() == got["book's machine"].tolist()
+
+
+# ---- iobench mine: a reader's run of every results page ---------------------------------------------------
+
+HERE = mine.Machine(root=True, jdk=None, cpus=2, nofile=1 << 20)
+
+
+def test_the_reader_s_plan_covers_every_results_page_s_datasets_once_within_half_an_hour():
+    planned = mine.plan(machine=HERE)
+    names = [p.dataset for p in planned]
+    assert len(names) == len(set(names))
+    assert set(names) == {n for _, datasets in _page_claims().values() for n in datasets}
+    assert set(mine.PAGES) == set(RESULTS_PAGES)
+    from iobench.__main__ import PAGES
+    assert PAGES == tuple(mine.PAGES)  # the command line's list is the same, in the same order
+    assert not any(p.skipped for p in planned)
+    assert sum(p.estimate_s for p in planned) <= 35 * 60 and all(p.measurements > 0 for p in planned)
+    for page in mine.PAGES:  # a page's own run within about five minutes
+        assert sum(p.estimate_s for p in mine.plan(page, HERE)) <= 7 * 60, page
+    assert [p.dataset for p in mine.plan("c/results", HERE)] == ["c-servers", "idle-connections"]
+    with pytest.raises(KeyError, match="not a results page"):
+        mine.plan("c/nothing", HERE)
+
+
+def test_a_machine_without_root_a_jdk_or_enough_cpus_or_descriptors_skips_what_it_cannot_measure():
+    bare = mine.Machine(root=False, jdk="no JDK 21+ found", cpus=2, nofile=1024)
+    said = {p.dataset: p.skipped for p in mine.plan(machine=bare)}
+    assert said["java-servers"] == said["rpc-provider"] == said["http-clients"] == "needs JDK 21+ (no JDK 21+ found)"
+    assert said["echo-sweep"].startswith("needs JDK")
+    few = mine.Machine(root=True, jdk=None, cpus=2, nofile=1024)
+    assert mine.cannot("idle-connections", few) == "needs 1,104 open files in one process; the limit here is 1,024"
+    assert said["c-servers"] == "" and said["baselines"] == ""  # the rest go on
+    assert mine.cannot("delay-link", bare) == "needs root for a delay link (a network namespace)"
+    one = mine.Machine(root=True, jdk=None, cpus=1, nofile=1 << 20)
+    assert all(p.skipped.startswith("needs 2 CPUs") for p in mine.plan(machine=one))
+    text = mine.plan_text(mine.plan(machine=bare), mine.Path("/home/r/iom-runs"))
+    assert "  java-servers" in text and "skipped: needs JDK 21+" in text
+    measured = sum(p.estimate_s for p in mine.plan(machine=bare) if not p.skipped)
+    assert text.splitlines()[0].endswith(f"about {mine.minutes(measured)}")
+
+
+def test_the_progress_bar_counts_measurements_across_datasets_and_says_the_time_left():
+    import io
+    out, now = io.StringIO(), [0.0]
+    planned = [mine.Planned("p", "a", 4, 40.0, ""), mine.Planned("p", "b", 6, 60.0, ""),
+               mine.Planned("p", "c", 9, 90.0, "needs root")]
+    bar = mine.Progress(planned, out, clock=lambda: now[0])
+    assert bar.total == 10 and "about 2 min left" in bar.bar()   # the estimate, before anything is measured
+    bar.begin("a")
+    now[0] = 30.0
+    bar("[2/4] c-epoll  wrk keepalive c=40  rep 1: 1,000 req/s")
+    assert bar.done == 2 and "[######" in out.getvalue() and "2/10 measurements, a, about 2 min left" in out.getvalue()
+    bar("skip: c-uring: io_uring is not available")
+    assert "skip: c-uring" in out.getvalue()  # what is not a measurement is kept
+    bar.done = 4
+    bar.begin("b")
+    bar("[6/6] x")
+    assert bar.done == 10 and bar.bar().startswith("[" + "#" * 30 + "]")
+
+
+def test_iobench_mine_prints_its_plan_and_refuses_the_book_s_data(tmp_path):
+    got = subprocess.run([str(CODE / "bin" / "iobench"), "mine", "--plan", "--only", "java/rpc", "--dest",
+                          str(tmp_path)], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    assert "rpc-provider" in got.stdout and "measurements, about" in got.stdout
+    assert not (tmp_path / "rpc-provider").exists()
+    got = subprocess.run([str(CODE / "bin" / "iobench"), "mine", "--dest", str(DATA / "mine")],
+                         capture_output=True, text=True)
+    assert got.returncode == 2 and got.stderr.startswith("error: ") and "data/" in got.stderr
+    assert not (DATA / "mine").exists()
+    got = subprocess.run([str(CODE / "bin" / "iobench"), "mine", "--only", "c/nothing"], capture_output=True,
+                         text=True)
+    assert got.returncode == 2 and "c/nothing" in got.stderr
+
+
+def test_a_machine_that_can_measure_nothing_measures_nothing_and_says_why(tmp_path):
+    import io
+    out = io.StringIO()
+    none = mine.Machine(root=True, jdk=None, cpus=1, nofile=1 << 20)
+    outcome = mine.measure_all(tmp_path / "runs", "c/results", none, out)
+    assert outcome == [("c-servers", "skipped: needs 2 CPUs to pin the server and the load generator apart; "
+                                     "this process may use 1"),
+                       ("idle-connections", "skipped: needs 2 CPUs to pin the server and the load generator apart; "
+                                            "this process may use 1")]
+    assert not (tmp_path / "runs").exists() and "c-servers" in out.getvalue()
+    with pytest.raises(ValueError, match="folder of their own"):
+        mine.measure_all(DATA / "x", "c/results", none, out)

@@ -1,8 +1,10 @@
 """The reader's machine beside the book's.
 
-A reader re-measures a dataset on their own machine, in the full profile, into a folder of their own (never over
-data/), and points IOBENCH_MINE at that folder:
+A reader measures every results page's datasets on their own machine (iobench mine, make mine: the brief "mine"
+profile, about half an hour on the book's 2-core machine, a page's alone with --only), or one dataset in the full
+profile, into a folder of their own (never data/), and points IOBENCH_MINE at that folder:
 
+    code/bin/iobench mine --dest ~/iom-runs                 (or: make mine)
     code/bin/iobench run c-servers --profile full --dest ~/iom-runs/c-servers
     IOBENCH_MINE=~/iom-runs make book
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -31,13 +34,19 @@ ENV = "IOBENCH_MINE"
 REFERENCE = "nginx"
 
 
+def folder_is_data(path: Path) -> bool:
+    """`path` is the book's data/ or inside it (symbolic links resolved)."""
+    path = Path(path).expanduser().resolve()
+    return path == DATA.resolve() or DATA.resolve() in path.parents
+
+
 def folder() -> Path | None:
     """The reader's folder of runs (IOBENCH_MINE), or None. It may not be data/ or inside it."""
     value = os.environ.get(ENV, "").strip()
     if not value:
         return None
     path = Path(value).expanduser().resolve()
-    if path == DATA.resolve() or DATA.resolve() in path.parents:
+    if folder_is_data(path):
         raise ValueError(f"{ENV}={value} is the book's data/: a reader's runs go into a folder of their own")
     return path
 
@@ -153,3 +162,221 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
         return
     print(f"book:  {held.attrs['book']}\nyours: {held.attrs['yours']}")
     display(table(held))
+
+
+# ---- measuring a reader's runs: iobench mine ---------------------------------------------------------------
+
+# Every results page and the datasets its "Does it hold on your machine?" cell reads (the page's claims need them
+# all), in the book's order.
+PAGES = {
+    "method/measuring": ("baselines",),
+    "method/open-loop": ("open-loop", "open-loop-crosscheck"),
+    "c/results": ("c-servers", "idle-connections"),
+    "c/source-reproduction": ("ab-grid",),
+    "java/results": ("java-servers", "idle-connections"),
+    "java/reproduce-000": ("seed-000",),
+    "java/mina-netty-results": ("echo-sweep", "echo-experiments", "echo-split-rate"),
+    "java/rpc": ("rpc-provider",),
+    "clients/http-clients": ("http-clients",),
+    "synthesis/many-connections": ("idle-connections", "ten-thousand", "io-uring"),
+    "synthesis/side-by-side": ("scale", "idle-connections", "jvm-memory"),
+}
+PROFILE = "mine"
+# Seconds a measurement takes beyond its warm-up and measured seconds (a quiet machine, the speed loop, starting
+# and stopping servers, a JVM's start, spread over its points), by kind: from a run of `iobench mine` here.
+OVERHEAD_S = {"http": 2.5, "openloop": 2.0, "echo": 4.0, "clients": 3.5, "rpc": 4.0}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a run of the reader's needs from the machine: root (network namespaces), a JDK 21+, two CPUs to pin
+    the server and the load generator apart, and file descriptors. Machine.here() reads this one."""
+    root: bool
+    jdk: str | None          # None: found; else why not
+    cpus: int
+    nofile: int              # the hard limit on open files (raised to it at a run's start)
+
+    @classmethod
+    def here(cls) -> "Machine":
+        from iobench.run import limits
+        from iobench.servers import manifest
+        try:
+            manifest.java_home()
+            jdk = None
+        except RuntimeError as exc:
+            jdk = str(exc)
+        hard = limits.nofile()["hard"]
+        return cls(os.geteuid() == 0, jdk, len(os.sched_getaffinity(0)),
+                   hard if hard != limits.resource.RLIM_INFINITY else 1 << 30)
+
+
+def _uses_java(plan) -> bool:
+    from iobench import registry
+    from iobench.servers import manifest
+    kind = registry.kind_of(plan).name
+    if kind in ("echo", "clients", "rpc"):
+        return True
+    return any(manifest.get(s).lang == "Java" for s in plan.servers_for(PROFILE))
+
+
+def _needs_link(plan) -> str:
+    """Which link a plan's brief points need that only root can make ("" for none)."""
+    points = plan.points_for(PROFILE)
+    if getattr(plan, "link_rtt_ms", 0) or any(getattr(p, "link_rtt_ms", 0) for p in points):
+        return "a delay link (a network namespace)"
+    if any(getattr(p, "link", "") == "veth" for p in points):
+        return "a veth link (network namespaces)"
+    return ""
+
+
+def cannot(name: str, machine: Machine) -> str:
+    """Why this machine cannot measure dataset `name` for a reader ("" where it can)."""
+    from iobench import registry
+    plan = registry.get(name)
+    if machine.cpus < 2:
+        return (f"needs 2 CPUs to pin the server and the load generator apart; this process may use "
+                f"{machine.cpus}")
+    if _uses_java(plan) and machine.jdk:
+        return f"needs JDK 21+ ({machine.jdk})"
+    link = _needs_link(plan)
+    if link and not machine.root and registry.kind_of(plan).name != "echo":
+        return f"needs root for {link}"
+    need = max((getattr(p, "connections", 0) + getattr(p, "idle_conns", 0) for p in plan.points_for(PROFILE)),
+               default=0) + 64
+    if need > machine.nofile:
+        return f"needs {need:,} open files in one process; the limit here is {machine.nofile:,}"
+    return ""
+
+
+def measurements(name: str) -> int:
+    """How many measurements dataset `name` makes under the mine profile."""
+    import types
+
+    from iobench import registry
+    from iobench.run.profiles import PROFILES
+    ex = registry.experiment(name)
+    points = ex.points(PROFILE)
+    return PROFILES[PROFILE].repeats * ex.measurements(types.SimpleNamespace(profile=PROFILES[PROFILE],
+                                                                             points=points), points)
+
+
+def estimate_s(name: str) -> float:
+    """About how long dataset `name` takes under the mine profile on a machine like the book's."""
+    from iobench import registry
+    from iobench.run.profiles import PROFILES
+    profile = PROFILES[PROFILE]
+    kind = registry.kind_of(registry.get(name)).name
+    return measurements(name) * (profile.warmup_s + profile.duration_s + OVERHEAD_S[kind])
+
+
+@dataclass(frozen=True)
+class Planned:
+    page: str           # the first page (in the book's order) that reads it
+    dataset: str
+    measurements: int
+    estimate_s: float
+    skipped: str        # why this machine cannot measure it ("" where it can)
+
+
+def plan(only: str | None = None, machine: Machine | None = None) -> list[Planned]:
+    """The datasets a reader's run measures (every results page's, or one page's), each once, with its
+    estimate, and the reason it is skipped where this machine cannot measure it."""
+    if only is not None and only not in PAGES:
+        raise KeyError(f"{only!r} is not a results page; the pages: {', '.join(PAGES)}")
+    machine = machine or Machine.here()
+    pages = {only: PAGES[only]} if only else PAGES
+    seen: dict[str, str] = {}
+    for page, names in pages.items():
+        for name in names:
+            seen.setdefault(name, page)
+    return [Planned(page, name, measurements(name), estimate_s(name), cannot(name, machine))
+            for name, page in seen.items()]
+
+
+def minutes(seconds: float) -> str:
+    return f"{max(1, round(seconds / 60))} min"
+
+
+def plan_text(planned: list[Planned], dest: Path) -> str:
+    """The plan as printed before anything starts: each dataset, its measurements and time, and what is skipped."""
+    run = [p for p in planned if not p.skipped]
+    lines = [f"iobench mine: {len(run)} dataset{'s' if len(run) != 1 else ''} into {dest} "
+             f"(profile {PROFILE}: each point measured once, briefly), about {minutes(sum(p.estimate_s for p in run))}"]
+    for p in planned:
+        what = (f"skipped: {p.skipped}" if p.skipped else
+                f"{p.measurements:4d} measurements, about {minutes(p.estimate_s)}")
+        lines.append(f"  {p.dataset:22s} {p.page:28s} {what}")
+    return "\n".join(lines)
+
+
+class Progress:
+    """A progress bar over the whole plan: measurements done of all, and the time left at the pace so far (the
+    estimate until the first measurement is in). Lines the runner says that are not a measurement are kept."""
+
+    def __init__(self, planned: list[Planned], out=None, clock=None):
+        import sys
+        import time
+        self.total = sum(p.measurements for p in planned if not p.skipped)
+        self.estimate = sum(p.estimate_s for p in planned if not p.skipped)
+        self.done, self.before = 0, 0
+        self.out = out or sys.stderr
+        self.clock = clock or time.monotonic
+        self.started = self.clock()
+        self.dataset = ""
+
+    def begin(self, name: str) -> None:
+        self.dataset, self.before = name, self.done
+
+    def left_s(self) -> float:
+        spent = self.clock() - self.started
+        if not self.done:
+            return self.estimate
+        return spent / self.done * (self.total - self.done)
+
+    def bar(self, width: int = 30) -> str:
+        filled = round(width * self.done / self.total) if self.total else width
+        return (f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} measurements, "
+                f"{self.dataset}, about {minutes(self.left_s())} left")
+
+    def __call__(self, line: str) -> None:
+        import re
+        m = re.match(r"\[(\d+)/(\d+)\] ", line)
+        if m:
+            self.done = self.before + int(m.group(1))
+        else:
+            print(line, file=self.out, flush=True)
+        print(self.bar(), file=self.out, flush=True)
+
+
+def measure_all(dest: Path, only: str | None = None, machine: Machine | None = None, out=None,
+                server_cpus: str = "0", client_cpus: str = "1") -> list[tuple[str, str]]:
+    """Measure every dataset of the plan into dest/<dataset> (never data/), one after another; a dataset that
+    fails is said and the rest go on. Returns (dataset, what happened) for each: measured, skipped or failed."""
+    import sys
+
+    from iobench import registry
+    from iobench.run import runner
+    out = out or sys.stderr
+    dest = Path(dest).expanduser().resolve()
+    if folder_is_data(dest):
+        raise ValueError(f"{dest} is the book's data/: a reader's runs go into a folder of their own")
+    planned = plan(only, machine)
+    print(plan_text(planned, dest), file=out, flush=True)
+    progress = Progress(planned, out)
+    outcome = []
+    for p in planned:
+        if p.skipped:
+            outcome.append((p.dataset, f"skipped: {p.skipped}"))
+            continue
+        progress.begin(p.dataset)
+        try:
+            runner.run(registry.experiment(p.dataset), PROFILE, dest=dest / p.dataset, progress=progress,
+                       server_cpus=server_cpus, client_cpus=client_cpus)
+            outcome.append((p.dataset, "measured"))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # the rest go on; this one's partial output is named by the runner
+            print(f"{p.dataset} failed: {type(exc).__name__}: {exc}", file=out, flush=True)
+            outcome.append((p.dataset, f"failed: {type(exc).__name__}: {exc}"))
+        progress.done = progress.before + p.measurements
+    return outcome

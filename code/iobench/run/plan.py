@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from iobench.run import jvmmem
 from iobench.run.probes import SYSCALL_COLUMNS
+from iobench.run.profiles import PROFILES
 from iobench.servers import manifest
 
 
@@ -44,12 +45,13 @@ class Plan:
         return (SYSCALL_COLUMNS if self.syscalls else []) + (jvmmem.COLUMNS if self.jvm_memory else [])
 
     def points_for(self, profile: str) -> tuple:
-        if profile == "smoke":
+        """The points a run under this profile measures: a brief profile's (smoke, mine) the smoke selection."""
+        if PROFILES[profile].brief:
             return self.smoke_points or self.smoke_default()
         return self.points
 
     def servers_for(self, profile: str) -> tuple[str, ...]:
-        return self.smoke_servers if profile == "smoke" and self.smoke_servers else self.servers
+        return self.smoke_servers if PROFILES[profile].brief and self.smoke_servers else self.servers
 
     def serving(self, profile: str) -> list:
         """The servers (manifest entries) a run under this profile measures."""

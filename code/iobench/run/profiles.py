@@ -36,6 +36,7 @@ class Profile:
     # compiling on the core it serves from), in windows of at most jvm_window_s whose rates are kept.
     server_jvm_warmup_s: float = 0.5
     jvm_window_s: float = 0.5
+    brief: bool = False    # each plan's brief selection (its smoke points and servers) instead of every point
 
     def timing(self, measured_s: float = 0.0, warmup_s: float = 0.0) -> tuple[float, float]:
         """(measured, warm-up) seconds of one repeat for a plan that asks for `measured_s` and `warmup_s`
@@ -49,7 +50,13 @@ class Profile:
 
 
 PROFILES = {
-    "smoke": Profile("smoke", duration_s=1.0, warmup_s=0.5, repeats=1, quiet_wait_s=2.0, time_wait_max_s=5.0),
+    "smoke": Profile("smoke", duration_s=1.0, warmup_s=0.5, repeats=1, quiet_wait_s=2.0, time_wait_max_s=5.0,
+                     brief=True),
+    # A reader's own machine beside the book's (book/mine.py, iobench mine): the brief selection of every results
+    # page's datasets, each point measured once for 2 s after a 1 s warm-up, so that all of them take about half an
+    # hour on the book's 2-core machine; never written into data/.
+    "mine": Profile("mine", duration_s=2.0, warmup_s=1.0, repeats=1, quiet_wait_s=5.0, time_wait_max_s=20.0,
+                    jvm_warmup_s=2.0, server_jvm_warmup_s=10.0, jvm_window_s=2.0, brief=True),
     "full": Profile("full", duration_s=10.0, warmup_s=2.0, repeats=3, quiet_wait_s=30.0, time_wait_max_s=75.0,
                     jvm_warmup_s=10.0, server_jvm_warmup_s=90.0, jvm_window_s=10.0),
 }
