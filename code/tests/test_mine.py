@@ -363,3 +363,19 @@ def test_a_machine_that_can_measure_nothing_measures_nothing_and_says_why(tmp_pa
     assert not (tmp_path / "runs").exists() and "c-servers" in out.getvalue()
     with pytest.raises(ValueError, match="folder of their own"):
         mine.measure_all(DATA / "x", "c/results", none, out)
+
+
+def test_the_table_in_one_sentence_reads_in_every_case():
+    def said(*yours):
+        return mine.holds_said(pd.DataFrame({"statement": [f"s{i}" for i in range(len(yours))], "yours": yours}))
+    ok, no, na = "holds (a=1)", "does not hold (a=0)", "not evaluated on your run: your run lacks what it reads"
+    assert said(ok, ok, ok) == "Of the page's 3 statements, all 3 hold on your machine."
+    assert said(ok, no, na, na) == ("Of the page's 4 statements, 1 holds on your machine, 1 does not hold and 2 were "
+                                    "not evaluated on your run.")
+    assert said(no, no) == "Of the page's 2 statements, neither holds on your machine."
+    assert said(no, no, no) == "Of the page's 3 statements, none holds on your machine."
+    assert said(no, na) == ("Of the page's 2 statements, 1 does not hold on your machine and 1 was not evaluated on "
+                            "your run.")
+    assert said(ok) == "The page's one statement holds on your machine."
+    assert said(na) == "The page's one statement was not evaluated on your run."
+    assert said(no) == "The page's one statement does not hold on your machine."

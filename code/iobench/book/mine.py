@@ -149,6 +149,30 @@ def does_it_hold(values: Callable[..., object], books: Mapping[str, Dataset]) ->
     return table
 
 
+def holds_said(table: pd.DataFrame) -> str:
+    """The table in one sentence: how many of the page's statements hold on the reader's machine, how many do
+    not, how many the reader's run could not evaluate."""
+    from iobench.book.phrases import listing
+    said = table["yours"]
+    n, held = len(said), int(said.map(lambda t: t == HOLDS or t.startswith(HOLDS + " (")).sum())
+    failed = int(said.str.startswith(FAILS).sum())
+    missing = n - held - failed
+    if n == 1:
+        return ("The page's one statement " + ("holds on your machine." if held else
+                "does not hold on your machine." if failed else "was not evaluated on your run."))
+
+    if failed == n:
+        return f"Of the page's {n:,} statements, {'neither' if n == 2 else 'none'} holds on your machine."
+
+    def count(k: int, one: str, many: str) -> str:
+        return f"{'both' if n == 2 else f'all {n:,}'} {many}" if k == n else f"{k:,} {one if k == 1 else many}"
+    here = " on your machine"
+    clauses = ([count(held, "holds" + here, "hold" + here)] if held else []) + \
+              ([count(failed, "does not hold", "do not hold") + ("" if held else here)] if failed else []) + \
+              ([count(missing, "was not evaluated on your run", "were not evaluated on your run")] if missing else [])
+    return f"Of the page's {n:,} statements, {listing(clauses)}."
+
+
 def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> None:
     """A page's "Does it hold on your machine?" cell: the table of its claims on both machines, each machine
     named above it, or one line saying what to measure (the book's own run alone has nothing to set beside)."""
@@ -160,7 +184,7 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
     if isinstance(held, str):
         print(held)
         return
-    print(f"book:  {held.attrs['book']}\nyours: {held.attrs['yours']}")
+    print(f"book:  {held.attrs['book']}\nyours: {held.attrs['yours']}\n{holds_said(held)}")
     display(table(held))
 
 
