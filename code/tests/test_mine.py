@@ -379,3 +379,24 @@ def test_the_table_in_one_sentence_reads_in_every_case():
     assert said(ok) == "The page's one statement holds on your machine."
     assert said(na) == "The page's one statement was not evaluated on your run."
     assert said(no) == "The page's one statement does not hold on your machine."
+
+
+def test_each_machine_is_named_as_a_reader_compares_two(tmp_path):
+    """Cores, CPU, kernel, JDK, whether it was a virtual machine and the CPU time its host stole; a capture from
+    before the virtual machine or the steal were recorded says so rather than guessing."""
+    from iobench.run import metadata
+    book = registry.obtain("c-servers", profile="replay")
+    line = mine.machine_line(book)
+    assert line.startswith(f"{book.meta['machine']['cores']} × {book.meta['machine']['cpu_model']}, Linux")
+    assert ", JDK 25" in line and "virtualisation not recorded" in line and line.endswith(f"measured {book.date()}")
+    assert "steal not recorded" in line  # measured before the steal columns existed
+    _reader_copy(tmp_path, "c-servers", lambda df: df.assign(server_steal_s=0.0, client_steal_s=0.0))
+    import json
+    meta = json.loads((tmp_path / "c-servers" / "meta.json").read_text())
+    meta["machine"]["virtualised"] = False
+    (tmp_path / "c-servers" / "meta.json").write_text(json.dumps(meta))
+    yours = registry.reader("c-servers")(tmp_path / "c-servers", "mine")
+    assert "Reader's CPU" in mine.machine_line(yours) and ", not virtualised, no CPU time stolen in 192 runs;" in \
+        mine.machine_line(yours)
+    assert metadata.virtualised("flags\t\t: fpu vme hypervisor lahf_lm\n") is True
+    assert metadata.virtualised("flags\t\t: fpu vme lahf_lm\n") is False and metadata.virtualised("") is None

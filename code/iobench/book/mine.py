@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,28 @@ def mine(name: str) -> Dataset | None:
     return reader(name)(base / name, "mine")
 
 
+def machine_line(ds: Dataset) -> str:
+    """Which machine a run came from, as the reader compares two: cores and CPU, kernel, JDK, whether it was a
+    virtual machine, and the CPU time its host stole from the server's and the generator's cores during the
+    measured runs (a virtual machine's neighbours), and when it was measured."""
+    m, v = ds.meta.get("machine", {}), ds.meta.get("versions", {})
+    jdk = v.get("jdk")
+    jdk = jdk.get("version", "") if isinstance(jdk, dict) else str(jdk or "")
+    jdk = re.search(r'version "([^"]+)"', jdk)
+    virt = {True: "a virtual machine", False: "not virtualised"}.get(m.get("virtualised"),
+                                                                     "virtualisation not recorded")
+    stolen = [c for c in ("server_steal_s", "client_steal_s") if c in ds.df.columns]
+    if not stolen or ds.df[stolen].isna().all().all():
+        steal = "steal not recorded"
+    else:
+        total = float(ds.df[stolen].fillna(0).to_numpy().sum())
+        runs = len(ds.df)
+        steal = (f"no CPU time stolen in {runs:,} runs" if total == 0 else
+                 f"{total:.2f} s of CPU time stolen in {runs:,} runs")
+    return (f"{m.get('cores', '?')} × {m.get('cpu_model', '?')}, {m.get('kernel', '?')}, "
+            f"{'JDK ' + jdk.group(1) if jdk else 'no JDK recorded'}, {virt}, {steal}; measured {ds.date()}")
+
+
 def relative(summary: pd.DataFrame, column: str = "rps", reference: str = REFERENCE) -> pd.DataFrame:
     """Each server's `column` over the reference server's at the same point of the same run: one row per server
     and point (the summary's keys), the ratio in `column`. Points the reference did not measure are left out."""
@@ -79,7 +102,7 @@ def beside(book: Dataset, yours: Dataset, column: str = "rps", reference: str = 
         return r.rename(columns={column: name})
     keys = [k for k in KEYS if k in book.summary().columns and k not in ("model", "lang")]
     table = ratios(book, "book").merge(ratios(yours, "yours"), on=keys, how="inner")
-    table.attrs = {"book": f"{book.machine()}, {book.date()}", "yours": f"{yours.machine()}, {yours.date()}",
+    table.attrs = {"book": machine_line(book), "yours": machine_line(yours),
                    "column": column, "reference": reference}
     return table
 
@@ -142,10 +165,8 @@ def does_it_hold(values: Callable[..., object], books: Mapping[str, Dataset]) ->
     book_claims, _ = checked(values, *books.values())
     your_claims, why = checked(values, *yours.values())
     table = holds_table(book_claims, your_claims, why)
-    first = next(iter(books.values()))
-    mine_first = next(iter(yours.values()))
-    table.attrs = {"book": f"{first.machine()}, {first.date()}", "yours": f"{mine_first.machine()}, "
-                   f"{mine_first.date()}"}
+    table.attrs = {"book": machine_line(next(iter(books.values()))),
+                   "yours": machine_line(next(iter(yours.values())))}
     return table
 
 
@@ -206,9 +227,11 @@ PAGES = {
     "synthesis/side-by-side": ("scale", "idle-connections", "jvm-memory"),
 }
 PROFILE = "mine"
-# Seconds a measurement takes beyond its warm-up and measured seconds (a quiet machine, the speed loop, starting
-# and stopping servers, a JVM's start, spread over its points), by kind: from a run of `iobench mine` here.
-OVERHEAD_S = {"http": 2.5, "openloop": 2.0, "echo": 4.0, "clients": 3.5, "rpc": 4.0}
+# Seconds a measurement takes beyond its warm-up and measured seconds (a quiet machine, the speed loop, waiting for
+# TIME_WAIT sockets, starting and stopping servers, a JVM's start and warm-up, the battery, spread over its points),
+# by kind: from the run of `make mine` on the book's 2-core machine on 2026-11-28 (17 datasets, 317 measurements,
+# 27.5 minutes; each dataset's minutes over its measurements, less the 3 s of warm-up and measured run).
+OVERHEAD_S = {"http": 1.5, "openloop": 2.7, "echo": 2.2, "clients": 2.8, "rpc": 12.6}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import datetime as _dt
 import os
 import platform
 import re
+from pathlib import Path
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,17 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def virtualised(cpuinfo: str | None = None) -> bool | None:
+    """Whether the kernel runs under a hypervisor (the CPU's `hypervisor` flag: a virtual machine, whose cores
+    can be stolen by its host); None where /proc/cpuinfo cannot say."""
+    try:
+        text = cpuinfo if cpuinfo is not None else Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), None)
+    return None if flags is None else "hypervisor" in flags
+
+
 def cores() -> int:
     return os.cpu_count() or 0
 
@@ -113,7 +125,7 @@ def collect(**extra) -> dict:
     meta = {
         "schema_version": SCHEMA_VERSION,
         "harness_argv": portable([sys.executable] + sys.argv),
-        "machine": {"kernel": kernel(), "cpu_model": cpu_model(), "cores": cores(),
+        "machine": {"kernel": kernel(), "cpu_model": cpu_model(), "cores": cores(), "virtualised": virtualised(),
                     "mem_total_kib": mem_total_kib(), "hostname": platform.node(),
                     "somaxconn": sysctl("net.core.somaxconn"),
                     "ip_local_port_range": sysctl("net.ipv4.ip_local_port_range"),
