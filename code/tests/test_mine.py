@@ -179,6 +179,10 @@ def test_a_page_module_that_stops_on_a_reader_s_run_says_where_and_keeps_what_it
     book, why = mine.checked(values, {"a": 2, "nginx": 1})
     yours, stopped = mine.checked(values, {"a": 0})
     assert why is None and stopped == "KeyError: 'nginx'"
+    undecided = mine.checked(lambda ds, check=None: claim(ds["a"] > 1, "a is more than one", a=ds["a"],
+                                                          each={"x": 1.0, "y": float("nan")}), {"a": float("nan")})[0]
+    assert mine.holds_table(book, undecided)["yours"].tolist()[0] == (  # NaN > 1 is false, yet nothing was decided
+        "not evaluated on your run: a figure it needs is missing there (a=nan, each={'x': 1.0, 'y': nan})")
     table = mine.holds_table(book, yours, stopped)
     assert table.values.tolist() == [
         ["a is more than one", "holds (a=2)", "does not hold (a=0)"],

@@ -135,9 +135,23 @@ def _verdicts(claims: list[Checked]) -> dict[str, Checked]:
     return found
 
 
+def _missing(value) -> bool:
+    """A figure a claim was given that the run does not have: NaN, or NaN inside a list or a mapping of figures."""
+    if isinstance(value, Mapping):
+        return any(_missing(v) for v in value.values())
+    if isinstance(value, (list, tuple, pd.Series)):
+        return any(_missing(v) for v in value)
+    try:
+        return value != value  # NaN, and numpy's
+    except (TypeError, ValueError):
+        return False
+
+
 def _said(c: Checked | None, missing: str) -> str:
     if c is None:
         return missing
+    if not c.holds and any(_missing(v) for v in c.evidence.values()):  # NaN compares false: nothing was decided
+        return f"not evaluated on your run: a figure it needs is missing there ({c.figures()})"
     return (HOLDS if c.holds else FAILS) + (f" ({c.figures()})" if c.evidence else "")
 
 
