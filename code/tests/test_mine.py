@@ -144,7 +144,7 @@ def test_the_book_s_claims_are_evaluated_on_the_reader_s_run(monkeypatch, tmp_pa
     monkeypatch.setenv(mine.ENV, str(other))
     got = mine.does_it_hold(values, books).set_index("statement")
     assert got.loc[FORK_RSS, "book's machine"].startswith("holds (")
-    assert got.loc[FORK_RSS, "yours"].startswith("does not hold (rss=")
+    assert got.loc[FORK_RSS, "yours"].startswith("does not hold (rss: ")
     assert (got.drop(FORK_RSS)["yours"] == got.drop(FORK_RSS)["book's machine"]).all()
     with pytest.raises(ClaimBroken):  # outside the table, the claim still fails a page that states it
         values(mine.mine("c-servers"), books["idle-connections"], check=True)
@@ -182,11 +182,11 @@ def test_a_page_module_that_stops_on_a_reader_s_run_says_where_and_keeps_what_it
     undecided = mine.checked(lambda ds, check=None: claim(ds["a"] > 1, "a is more than one", a=ds["a"],
                                                           each={"x": 1.0, "y": float("nan")}), {"a": float("nan")})[0]
     assert mine.holds_table(book, undecided)["yours"].tolist()[0] == (  # NaN > 1 is false, yet nothing was decided
-        "not evaluated on your run: a figure it needs is missing there (a=nan, each={'x': 1.0, 'y': nan})")
+        "not evaluated on your run: a figure it needs is missing there (a: n/a; each: x 1, y n/a)")
     table = mine.holds_table(book, yours, stopped)
     assert table.values.tolist() == [
-        ["a is more than one", "holds (a=2)", "does not hold (a=0)"],
-        ["never reached", "holds", "not evaluated on your run: it stopped at KeyError: 'nginx'"]]
+        ["a is more than one", "holds (a: 2)", "does not hold (a: 0)"],
+        ["never reached", "holds", "not evaluated on your run: the page's code stopped before it (above)"]]
 
 
 RESULTS_PAGES = ("c/results", "java/results", "synthesis/side-by-side", "synthesis/many-connections",
@@ -237,7 +237,7 @@ def test_a_page_built_with_a_reader_s_run_shows_which_claims_hold_there(tmp_path
     _reader_copy(tmp_path / "doctored", "seed-000", blocking_served_all)
     shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "doctored")
     assert "the corrected java-blocking answered one connection" in shown
-    assert "does not hold (served=40)" in shown and "holds (served=1)" in shown
+    assert "does not hold (served: 40)" in shown and "holds (served: 1)" in shown
     assert "Reader's CPU" in shown
     (tmp_path / "empty").mkdir()
     shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "empty")
@@ -404,3 +404,14 @@ def test_each_machine_is_named_as_a_reader_compares_two(tmp_path):
         mine.machine_line(yours)
     assert metadata.virtualised("flags\t\t: fpu vme hypervisor lahf_lm\n") is True
     assert metadata.virtualised("flags\t\t: fpu vme lahf_lm\n") is False and metadata.virtualised("") is None
+
+
+def test_a_claim_s_figures_read_as_numbers_not_as_python():
+    import numpy as np
+    assert mine.figure(np.float64(12.893442495065877)) == "12.89" and mine.figure(np.int64(2917)) == "2,917"
+    assert mine.figure(float("nan")) == "n/a" and mine.figure(True) == "true"
+    assert mine.figure({"rpc-tomcat": 5558.22, "rpc-tomcat-vt": np.float64(4164.28)}) == \
+        "rpc-tomcat 5,558, rpc-tomcat-vt 4,164"
+    long = {f"server-{i}": 1.0 for i in range(20)}
+    assert mine.figure(long).endswith(", ...") and len(mine.figure(long)) < 70
+    assert mine.figure(["c-prefork", "c-threadpool"]) == "c-prefork, c-threadpool"

@@ -17,6 +17,7 @@ and on the reader's, and set side by side (does_it_hold); a reader's data never 
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -147,19 +148,47 @@ def _missing(value) -> bool:
         return False
 
 
+def figure(value, room: int = 60) -> str:
+    """A claim's evidence as a reader reads it: a number to four significant digits (numpy's as Python's), a
+    mapping or a list of them shortened to what fits in `room` characters."""
+    if isinstance(value, Mapping):
+        parts = [f"{k} {figure(v)}" for k, v in value.items()]
+    elif isinstance(value, (list, tuple, set, pd.Series)):
+        parts = [figure(v) for v in (value.tolist() if isinstance(value, pd.Series) else value)]
+    elif isinstance(value, bool) or value is None:
+        return str(value).lower()
+    elif isinstance(value, numbers.Number):
+        v = float(value)
+        return "n/a" if v != v else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+    else:
+        return str(value)
+    out = ""
+    for i, part in enumerate(parts):
+        if len(out) + len(part) > room and i:
+            return out + ", ..."
+        out += (", " if i else "") + part
+    return out
+
+
+def figures(c: Checked) -> str:
+    """Every figure a claim was given, name: value; short."""
+    return "; ".join(f"{k}: {figure(v)}" for k, v in c.evidence.items())
+
+
 def _said(c: Checked | None, missing: str) -> str:
     if c is None:
         return missing
     if not c.holds and any(_missing(v) for v in c.evidence.values()):  # NaN compares false: nothing was decided
-        return f"not evaluated on your run: a figure it needs is missing there ({c.figures()})"
-    return (HOLDS if c.holds else FAILS) + (f" ({c.figures()})" if c.evidence else "")
+        return f"not evaluated on your run: a figure it needs is missing there ({figures(c)})"
+    return (HOLDS if c.holds else FAILS) + (f" ({figures(c)})" if c.evidence else "")
 
 
 def holds_table(book: list[Checked], yours: list[Checked], why: str | None = None) -> pd.DataFrame:
     """The statements of the page, on the book's machine and on yours: holds / does not hold (with the figures
     each side), or not evaluated on your run (and why, where the page's code stopped on it)."""
     b, y = _verdicts(book), _verdicts(yours)
-    missing = "not evaluated on your run" + (f": it stopped at {why}" if why else ": your run lacks what it reads")
+    missing = "not evaluated on your run" + (": the page's code stopped before it (above)" if why else
+                                             ": your run lacks what it reads")
     rows = [{"statement": s, "book's machine": _said(b.get(s), "not evaluated on the book's run"),
              "yours": _said(y.get(s), missing)} for s in dict.fromkeys([*b, *y])]
     return pd.DataFrame(rows, columns=["statement", "book's machine", "yours"])
@@ -179,6 +208,7 @@ def does_it_hold(values: Callable[..., object], books: Mapping[str, Dataset]) ->
     book_claims, _ = checked(values, *books.values())
     your_claims, why = checked(values, *yours.values())
     table = holds_table(book_claims, your_claims, why)
+    table.attrs["stopped"] = why
     table.attrs = {"book": machine_line(next(iter(books.values()))),
                    "yours": machine_line(next(iter(yours.values())))}
     return table
@@ -219,7 +249,12 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
     if isinstance(held, str):
         print(held)
         return
-    print(f"book:  {held.attrs['book']}\nyours: {held.attrs['yours']}\n{holds_said(held)}")
+    import textwrap
+    lines = [f"book:  {held.attrs['book']}", f"yours: {held.attrs['yours']}", holds_said(held)]
+    if held.attrs.get("stopped"):
+        lines.append(f"On your run the page's code stopped at {held.attrs['stopped'][:160]}: the statements after "
+                     "that point were not evaluated.")
+    print("\n".join(textwrap.fill(line, 100, subsequent_indent="       ") for line in lines))
     display(table(held))
 
 
