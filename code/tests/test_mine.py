@@ -415,3 +415,16 @@ def test_a_claim_s_figures_read_as_numbers_not_as_python():
     long = {f"server-{i}": 1.0 for i in range(20)}
     assert mine.figure(long).endswith(", ...") and len(mine.figure(long)) < 70
     assert mine.figure(["c-prefork", "c-threadpool"]) == "c-prefork, c-threadpool"
+
+
+def test_a_claim_about_more_connections_than_workers_is_not_evaluated_on_a_run_that_had_fewer(monkeypatch, tmp_path):
+    """A brief run of the reader's measures hello-world at 40 keep-alive connections at most: that the pools (64
+    workers) starved connections is not a statement about it, and is said to be not evaluated there."""
+    values, books = _c_results_page()
+    _reader_copy(tmp_path, "c-servers", lambda df: df[df.connections <= 40])
+    _reader_copy(tmp_path, "idle-connections")
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    got = mine.does_it_hold(values, books).set_index("statement")
+    pools = "the sequential server, the process pool and the thread pool left connections unanswered, and only they"
+    assert got.loc[pools, "book's machine"].startswith("holds")
+    assert got.loc[pools, "yours"] == "not evaluated on your run: your run lacks what it reads"

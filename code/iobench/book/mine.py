@@ -254,7 +254,7 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
     if held.attrs.get("stopped"):
         lines.append(f"On your run the page's code stopped at {held.attrs['stopped'][:160]}: the statements after "
                      "that point were not evaluated.")
-    print("\n".join(textwrap.fill(line, 100, subsequent_indent="       ") for line in lines))
+    print("\n".join(textwrap.fill(line, 80, subsequent_indent="       ") for line in lines))
     display(table(held))
 
 

@@ -195,7 +195,7 @@ def served(ds, check: bool | None = None) -> dict:
     m = many(ds)
     starved = m[m.unserved].sort_values("conns_served")
     conns = int(m.connections.max()) if len(m) else 0
-    if checks(ds, check) and len(m):
+    if checks(ds, check) and len(m) and conns > POOL_WORKERS:  # a claim about more connections than workers
         claim(set(starved.server) == {SEQUENTIAL, "c-prefork", "c-threadpool"},
               "the sequential server, the process pool and the thread pool left connections unanswered, and only "
               "they", starved=list(starved.server))
