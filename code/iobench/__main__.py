@@ -24,13 +24,10 @@ import sys
 from pathlib import Path
 
 from iobench import registry
+from iobench.book.mine import PAGES
 from iobench.run.profiles import PROFILES
 from iobench.servers import manifest
 
-# the results pages a reader's run covers (book/mine.py's, kept here so that --help needs no import of the book)
-PAGES = ("method/measuring", "method/open-loop", "c/results", "c/source-reproduction", "java/results",
-         "java/reproduce-000", "java/mina-netty-results", "java/rpc", "clients/http-clients",
-         "synthesis/many-connections", "synthesis/side-by-side")
 
 
 def _sigterm_as_interrupt(signum, frame):

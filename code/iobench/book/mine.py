@@ -20,6 +20,9 @@ import inspect
 import numbers
 import os
 import re
+import sys
+import textwrap
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,7 @@ from iobench.data.dataset import Dataset
 from iobench.kinds.http.dataset import KEYS
 from iobench.registry import reader
 from iobench.run.profiles import DATA
+from iobench.run.results import within
 
 ENV = "IOBENCH_MINE"
 REFERENCE = "nginx"
@@ -38,8 +42,7 @@ REFERENCE = "nginx"
 
 def folder_is_data(path: Path) -> bool:
     """`path` is the book's data/ or inside it (symbolic links resolved)."""
-    path = Path(path).expanduser().resolve()
-    return path == DATA.resolve() or DATA.resolve() in path.parents
+    return within(Path(path).expanduser(), DATA)
 
 
 def folder() -> Path | None:
@@ -79,8 +82,8 @@ def machine_line(ds: Dataset) -> str:
         runs = len(ds.df)
         steal = (f"no CPU time stolen in {runs:,} runs" if total == 0 else
                  f"{total:.2f} s of CPU time stolen in {runs:,} runs")
-    return (f"{m.get('cores', '?')} × {m.get('cpu_model', '?')}, {m.get('kernel', '?')}, "
-            f"{'JDK ' + jdk.group(1) if jdk else 'no JDK recorded'}, {virt}, {steal}; measured {ds.date()}")
+    return (f"{ds.machine()}, {'JDK ' + jdk.group(1) if jdk else 'no JDK recorded'}, {virt}, {steal}; "
+            f"measured {ds.date()}")
 
 
 def relative(summary: pd.DataFrame, column: str = "rps", reference: str = REFERENCE) -> pd.DataFrame:
@@ -198,19 +201,18 @@ def does_it_hold(values: Callable[..., object], books: Mapping[str, Dataset]) ->
     """The page's claims on the book's datasets `books` (dataset name -> the published run) and on the reader's
     runs of the same datasets: a table (holds_table), or, where the reader has not measured them all, what to
     measure. `values(*datasets, check=True)` is the page module's function that checks them."""
-    yours = {name: mine(name) for name in books}
-    lacking = [name for name, ds in yours.items() if ds is None]
     if folder() is None:
         return f"No run of yours: measure {', '.join(books)} and set {ENV} to its folder."
+    yours = {name: mine(name) for name in books}
+    lacking = [name for name, ds in yours.items() if ds is None]
     if lacking:
         return (f"Your folder ({folder()}) has no run of {', '.join(lacking)}: "
                 f"this page's claims are evaluated once it has {'it' if len(lacking) == 1 else 'them'}.")
     book_claims, _ = checked(values, *books.values())
     your_claims, why = checked(values, *yours.values())
     table = holds_table(book_claims, your_claims, why)
-    table.attrs["stopped"] = why
     table.attrs = {"book": machine_line(next(iter(books.values()))),
-                   "yours": machine_line(next(iter(yours.values())))}
+                   "yours": machine_line(next(iter(yours.values()))), "stopped": why}
     return table
 
 
@@ -249,7 +251,6 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
     if isinstance(held, str):
         print(held)
         return
-    import textwrap
     lines = [f"book:  {held.attrs['book']}", f"yours: {held.attrs['yours']}", holds_said(held)]
     if held.attrs.get("stopped"):
         lines.append(f"On your run the page's code stopped at {held.attrs['stopped'][:160]}: the statements after "
@@ -410,8 +411,6 @@ class Progress:
     estimate until the first measurement is in). Lines the runner says that are not a measurement are kept."""
 
     def __init__(self, planned: list[Planned], out=None, clock=None):
-        import sys
-        import time
         self.total = sum(p.measurements for p in planned if not p.skipped)
         self.estimate = sum(p.estimate_s for p in planned if not p.skipped)
         self.done, self.before = 0, 0
@@ -435,7 +434,6 @@ class Progress:
                 f"{self.dataset}, about {minutes(self.left_s())} left")
 
     def __call__(self, line: str) -> None:
-        import re
         m = re.match(r"\[(\d+)/(\d+)\] ", line)
         if m:
             self.done = self.before + int(m.group(1))
@@ -448,8 +446,6 @@ def measure_all(dest: Path, only: str | None = None, machine: Machine | None = N
                 server_cpus: str = "0", client_cpus: str = "1") -> list[tuple[str, str]]:
     """Measure every dataset of the plan into dest/<dataset> (never data/), one after another; a dataset that
     fails is said and the rest go on. Returns (dataset, what happened) for each: measured, skipped or failed."""
-    import sys
-
     from iobench import registry
     from iobench.run import runner
     out = out or sys.stderr
