@@ -571,3 +571,24 @@ def test_run_page_reads_what_a_page_glued_as_the_snapshot_compares_it():
     assert glued_outputs(nb) == {"a": "'1.1 times'", "b": "`x` and `y`", "fig": "<Figure>",
                                  "live_rate": "<measured live>"}
     assert page_name(ROOT / "book" / "java" / "rpc.md") == "book/java/rpc"
+
+
+def test_compare_readings_names_what_two_revisions_read_differently(tmp_path):
+    """code/tools/compare_readings.py: the same reading is no difference; a changed summary value, a renamed class
+    and a dataset one revision did not read are each named."""
+    import pickle
+    import sys
+
+    import pandas as pd
+    sys.path.insert(0, str(ROOT / "code" / "tools"))
+    from compare_readings import differences
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    rec = {"class": "HttpDataset", "summary": pd.DataFrame({"rps": [1.0, 2.0]}), "loop_ms": float("nan")}
+    (a / "x.pkl").write_bytes(pickle.dumps(rec))
+    (b / "x.pkl").write_bytes(pickle.dumps(rec))
+    assert differences(a, b) == []
+    (b / "x.pkl").write_bytes(pickle.dumps({**rec, "class": "Dataset", "summary": pd.DataFrame({"rps": [1.0, 2.5]})}))
+    (a / "y.pkl").write_bytes(pickle.dumps(rec))
+    got = differences(a, b)
+    assert [g.split(":")[0] for g in got] == ["x class", "x summary", "y"] and "read by one revision only" in got[2]
