@@ -13,17 +13,26 @@ from iobench.run.profiles import DATA
 from iobench.servers.manifest import CODE
 
 
-def test_ratios_are_to_nginx_at_the_same_point_of_the_same_run():
+def test_a_ratio_is_to_the_reference_at_the_same_point_of_the_same_run():
     s = pd.DataFrame([
-        dict(server="nginx", tool="wrk", mode="keepalive", connections=40, work_ms=0.0, rps=100.0),
-        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=40, work_ms=0.0, rps=50.0),
-        dict(server="nginx", tool="wrk", mode="keepalive", connections=1000, work_ms=0.0, rps=80.0),
-        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=1000, work_ms=0.0, rps=120.0),
-        dict(server="c-epoll", tool="wrk", mode="keepalive", connections=40, work_ms=20.0, rps=7.0),  # no nginx
+        dict(server="nginx", connections=40, work_ms=0.0, rps=100.0),
+        dict(server="c-epoll", connections=40, work_ms=0.0, rps=50.0),
+        dict(server="nginx", connections=1000, work_ms=0.0, rps=80.0),
+        dict(server="c-epoll", connections=1000, work_ms=0.0, rps=120.0),
+        dict(server="c-thread", connections=1000, work_ms=0.0, rps=float("nan")),   # a figure it lacks: no row
+        dict(server="c-epoll", connections=10000, work_ms=0.0, rps=7.0),  # no nginx there: no row
+        dict(server="c-epoll", connections=40, work_ms=20.0, rps=7.0),    # another point
     ])
-    r = mine.relative(s).set_index(["server", "connections", "work_ms"])["rps"]
-    assert r.to_dict() == {("nginx", 40, 0.0): 1.0, ("c-epoll", 40, 0.0): 0.5, ("nginx", 1000, 0.0): 1.0,
-                           ("c-epoll", 1000, 0.0): 1.5}
+    across = mine.Ratio("x", "rps", "nginx", "t", {"work_ms": 0.0}, across="connections", unit="connections",
+                        unit_one="connection")
+    assert across.ratios(s).values.tolist() == [["c-epoll, 40 connections", "c-epoll", 0.5],
+                                                ["c-epoll, 1,000 connections", "c-epoll", 1.5]]
+    assert across.label("c-epoll", 1) == "c-epoll, 1 connection"
+    one = mine.Ratio("x", "rps", "nginx", "t", {"work_ms": 0.0, "connections": 40})
+    assert one.ratios(s).values.tolist() == [["c-epoll", "c-epoll", 0.5]]
+    assert one.ratios(s[s.server != "nginx"]).empty                       # no reference in the run: nothing
+    assert mine.Ratio("x", "rps", "nginx", "t", {"connections": 5}).ratios(s).empty
+    assert mine.Ratio("x", "tps", "nginx", "t").ratios(s).empty            # a column the run does not have
 
 
 def test_the_reader_s_folder_is_never_the_book_s_data(monkeypatch, tmp_path):
@@ -53,12 +62,13 @@ def test_a_run_of_the_reader_s_shows_beside_the_published_one(monkeypatch, reade
     # every measured run records how fast the machine ran just before and after it
     assert (yours.df["loop_ms_before"] > 0).all() and (yours.df["loop_ms_after"] > 0).all()
     book = registry.obtain("c-servers", profile="replay")
-    table = mine.beside(book, yours, "cpu_us_per_req", connections=40, work_ms=0.0, pipeline=1)
-    assert set(table["server"]) == {"nginx", "c-epoll"}
-    assert table.set_index("server").loc["nginx", ["book", "yours"]].tolist() == [1.0, 1.0]
+    (ratio,) = mine.BESIDE["c/results"]
+    table = ratio.beside(book, yours)
+    assert table["row"].tolist() == ["c-epoll"]   # nginx is the line at 1
     assert table["yours"].gt(0).all() and table.attrs["book"].endswith(book.date())
-    fig = plots.beside(table)
-    assert "Yours: " in plots.caption(fig) and book.date() in plots.caption(fig)
+    assert len(table.attrs["only_book"]) == 11 and not table.attrs["only_yours"]
+    fig = plots.beside([table])
+    assert "Yours (filled): " in plots.caption(fig) and book.date() in plots.caption(fig)
 
 
 def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, reader_run):
@@ -76,14 +86,16 @@ def test_the_results_page_draws_the_reader_s_run_beside_the_book_s(monkeypatch, 
     monkeypatch.setenv("IOBENCH_PROFILE", "replay")
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(page.parent)}}).execute()
-    named, drawn = nb.cells[-2:]
-    text = "".join(o.get("text", "") for o in named.outputs if o.output_type == "stream")
+    drawn = nb.cells[-1]
+    text = "".join(o.get("text", "") for o in drawn.outputs if o.output_type == "stream")
     assert "book:" in text and "yours:" in text and "No run of yours" not in text, text
-    assert "text/html" in {k for o in named.outputs for k in o.get("data", {})}  # the table
+    assert "11 of the book's rows are not in your run" in text, text
     # the figure alone in its cell: the page's caption wraps every display output of the cell (but a glue record)
     shown = [o for o in drawn.outputs if o.output_type in ("display_data", "execute_result")
              and "scrapbook" not in o.get("metadata", {})]
     assert len(shown) == 1 and "image/png" in shown[0]["data"], drawn.outputs
+    glued = [o for o in drawn.outputs if "scrapbook" in o.get("metadata", {})]
+    assert [o["metadata"]["scrapbook"]["name"] for o in glued] == ["fig_mine_c_results"]
 
 
 # ---- does it hold on your machine? ---------------------------------------------------------------
@@ -199,7 +211,66 @@ def test_every_results_page_asks_whether_its_claims_hold_on_the_reader_s_machine
     for page in RESULTS_PAGES:
         text = (book / f"{page}.md").read_text()
         assert text.count("mine.show_holds(") == 1, page
+        assert text.count(f'mine.show_beside("{page}", books)') == 1, page
+        assert f"{{glue:text}}`{mine.glue_key(page)}`" in text, page   # the figure's caption names the machines
         assert "does it hold on your machine?" in text.lower(), page
+
+
+def test_every_results_page_compares_both_machines_at_points_the_reader_s_run_measures():
+    """Each page's comparisons (mine.BESIDE) read its own datasets, find one row per server and point in the
+    published run, and ask for points the brief profile measures (the reader's run of the published plan)."""
+    assert set(mine.BESIDE) == set(mine.PAGES)
+    for page, ratios in mine.BESIDE.items():
+        for r in ratios:
+            assert r.dataset in mine.PAGES[page], (page, r.dataset)
+            s = registry.reader(r.dataset)(DATA / r.dataset, "replay").summary()
+            for k, v in r.where.items():
+                s = s[s[k] == v]
+            counts = s.groupby([r.by] + ([r.across] if r.across else [])).size()
+            assert len(counts) >= 2 and counts.max() == 1, (page, r.title, counts[counts > 1])
+            assert r.reference in set(s[r.by]), (page, r.title)
+            brief = registry.get(r.dataset).points_for(mine.PROFILE)  # a point's fields (a column may be derived)
+            assert any(all(getattr(p, k) == v for k, v in r.where.items()
+                           if k in {f.name for f in dataclasses.fields(p)} - {r.by, "tool"}) for p in brief), \
+                (page, r.title)
+
+
+@pytest.mark.parametrize("page", RESULTS_PAGES)
+def test_every_results_page_draws_a_reader_s_run_beside_the_book_s(monkeypatch, tmp_path, capsys, page):
+    """With the published run copied as a reader's (another CPU named), every page draws each of its comparisons,
+    the same ratios on both sides, and names both machines; with one dataset missing it draws the others and
+    says what is missing; without a run it says what to measure and draws nothing."""
+    import matplotlib.pyplot as plt
+    names = mine.PAGES[page]
+    books = {n: registry.reader(n)(DATA / n, "replay") for n in names}
+    monkeypatch.delenv(mine.ENV, raising=False)
+    plt.close("all")
+    mine.show_beside(page, books)
+    assert "No run of yours to draw" in capsys.readouterr().out and not plt.get_fignums()
+    for n in names:
+        _reader_copy(tmp_path, n)
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    mine.show_beside(page, books)
+    out = capsys.readouterr().out
+    assert "yours: 16 × Reader's CPU" in out.replace("\n       ", " "), out
+    fig = plt.gcf()
+    assert "Reader's CPU" in plots.caption(fig)
+    assert len(fig.axes) == len(mine.BESIDE[page])
+    for ax in fig.axes:   # each row: the same ratio in both runs, a hollow and a filled marker at one place
+        marks = [line for line in ax.lines if line.get_marker() not in (None, "None", "")]
+        book, yours = marks[0::2], marks[1::2]
+        assert book and len(book) == len(yours) and [m.get_xdata()[0] for m in book] == [
+            m.get_xdata()[0] for m in yours] and all(m.get_markerfacecolor() == "none" for m in book)
+    plt.close("all")
+    first = mine.BESIDE[page][0].dataset
+    if len({r.dataset for r in mine.BESIDE[page]}) > 1:
+        import shutil
+        shutil.rmtree(tmp_path / first)
+        mine.show_beside(page, books)
+        out = capsys.readouterr().out.replace("\n       ", " ")
+        assert f"has no run of {first}" in out and len(plt.gcf().axes) == len(
+            [r for r in mine.BESIDE[page] if r.dataset != first])
+        plt.close("all")
 
 
 def _executed_up_to_the_table(page: str, folder) -> str:
@@ -214,9 +285,11 @@ def _executed_up_to_the_table(page: str, folder) -> str:
     path = CODE.parent / "book" / f"{page}.md"
     nb = jupytext.read(path)
     last = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "mine.show_holds(" in c.source)
+    drawn = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "mine.show_beside(" in c.source)
     summary = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Summary" in c.source),
-                   last)
-    nb.cells = nb.cells[:min(summary, last)] + [nb.cells[last]]  # the analysis, then the table (its deep dive)
+                   drawn)
+    # the analysis, then both machines' figure and the table (its deep dive)
+    nb.cells = nb.cells[:min(summary, drawn)] + [nb.cells[drawn], nb.cells[last]]
     last = len(nb.cells) - 1
     old = os.environ.get(mine.ENV)
     os.environ[mine.ENV] = str(folder)
@@ -226,8 +299,9 @@ def _executed_up_to_the_table(page: str, folder) -> str:
     finally:
         os.environ.pop(mine.ENV) if old is None else os.environ.__setitem__(mine.ENV, old)
     shown = []
-    for out in nb.cells[last].outputs:
-        shown.append(out.get("text", "") or out.get("data", {}).get("text/html", ""))
+    for out in nb.cells[last - 1].outputs + nb.cells[last].outputs:
+        data = out.get("data", {})
+        shown.append(out.get("text", "") or ("[a figure]" if "image/png" in data else data.get("text/html", "")))
     return "\n".join(shown)
 
 
@@ -242,10 +316,10 @@ def test_a_page_built_with_a_reader_s_run_shows_which_claims_hold_there(tmp_path
     shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "doctored")
     assert "the corrected java-blocking answered one connection" in shown
     assert "does not hold (served: 40)" in shown and "holds (served: 1)" in shown
-    assert "Reader's CPU" in shown
+    assert "Reader's CPU" in shown and "[a figure]" in shown
     (tmp_path / "empty").mkdir()
     shown = _executed_up_to_the_table("java/reproduce-000", tmp_path / "empty")
-    assert "has no run of seed-000" in shown
+    assert "has no run of seed-000" in shown and "[a figure]" not in shown
 
 
 def _page_claims():
@@ -273,7 +347,7 @@ def test_the_published_run_as_the_reader_s_holds_every_claim_the_page_states(mon
     """Every results page's claims, on its published datasets copied as a reader's run: each holds on both
     machines, and the page's cell names the same datasets (what a reader must measure for the page)."""
     values, names = _page_claims()[page]
-    cell = (CODE.parent / "book" / f"{page}.md").read_text().split("mine.show_holds(", 1)[1].split("\n```", 1)[0]
+    cell = (CODE.parent / "book" / f"{page}.md").read_text().split("\nbooks = {", 1)[1].split("\n```", 1)[0]
     assert [n for n in names if f'"{n}"' in cell] == list(names), cell
     books = {n: registry.reader(n)(DATA / n, "replay") for n in names}
     for n in names:

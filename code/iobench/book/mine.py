@@ -8,11 +8,13 @@ profile, into a folder of their own (never data/), and points IOBENCH_MINE at th
     code/bin/iobench run c-servers --profile full --dest ~/iom-runs/c-servers
     IOBENCH_MINE=~/iom-runs make book
 
-A results page then draws that run beside the published one. Absolute numbers differ from one machine to the next
-(and from one hour to the next on a shared one), so both runs are shown as ratios to nginx measured in the same
-run, and each says which machine it came from. And it asks the question every benchmark reader has: do the
-book's comparisons hold on my machine? The page module's claims (book/claims.py) are evaluated on the book's run
-and on the reader's, and set side by side (does_it_hold); a reader's data never fails the build.
+A results page then draws that run beside the published one (show_beside). Absolute numbers differ from one
+machine to the next (and from one hour to the next on a shared one), so both runs are shown as ratios to a
+reference measured in the same run (each page's comparisons are in BESIDE: nginx for the HTTP servers, the C
+generator for the clients, the page's own baseline elsewhere), and each says which machine it came from.
+And it asks the question every benchmark reader has: do the book's comparisons hold on my machine? The page
+module's claims (book/claims.py) are evaluated on the book's run and on the reader's, and set side by side
+(does_it_hold); a reader's data never fails the build.
 """
 from __future__ import annotations
 
@@ -24,20 +26,19 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from iobench.book.claims import Checked, recording
 from iobench.data.dataset import Dataset
-from iobench.kinds.http.dataset import KEYS
 from iobench.registry import reader
 from iobench.run.profiles import DATA
 from iobench.run.results import within
 
 ENV = "IOBENCH_MINE"
-REFERENCE = "nginx"
 
 
 def folder_is_data(path: Path) -> bool:
@@ -64,51 +65,96 @@ def mine(name: str) -> Dataset | None:
     return reader(name)(base / name, "mine")
 
 
-def machine_line(ds: Dataset) -> str:
+def machine_line(*datasets: Dataset) -> str:
     """Which machine a run came from, as the reader compares two: cores and CPU, kernel, JDK, whether it was a
     virtual machine, and the CPU time its host stole from the server's and the generator's cores during the
-    measured runs (a virtual machine's neighbours), and when it was measured."""
-    m, v = ds.meta.get("machine", {}), ds.meta.get("versions", {})
-    jdk = v.get("jdk")
-    jdk = jdk.get("version", "") if isinstance(jdk, dict) else str(jdk or "")
-    jdk = re.search(r'version "([^"]+)"', jdk)
-    virt = {True: "a virtual machine", False: "not virtualised"}.get(m.get("virtualised"),
-                                                                     "virtualisation not recorded")
-    stolen = [c for c in ("server_steal_s", "client_steal_s") if c in ds.df.columns]
-    if not stolen or ds.df[stolen].isna().all().all():
+    measured runs (a virtual machine's neighbours), and when it was measured. Several datasets of one run (a
+    page's) are said once: each machine they name, the steal over all their runs, the days they were measured."""
+    def name(ds: Dataset) -> str:
+        m, v = ds.meta.get("machine", {}), ds.meta.get("versions", {})
+        jdk = v.get("jdk")
+        jdk = jdk.get("version", "") if isinstance(jdk, dict) else str(jdk or "")
+        jdk = re.search(r'version "([^"]+)"', jdk)
+        virt = {True: "a virtual machine", False: "not virtualised"}.get(m.get("virtualised"),
+                                                                         "virtualisation not recorded")
+        return f"{ds.machine()}, {'JDK ' + jdk.group(1) if jdk else 'no JDK recorded'}, {virt}"
+
+    stolen, runs = [], 0
+    for ds in datasets:
+        cols = [c for c in ("server_steal_s", "client_steal_s") if c in ds.df.columns]
+        runs += len(ds.df)
+        if cols and not ds.df[cols].isna().all().all():
+            stolen.append(float(ds.df[cols].fillna(0).to_numpy().sum()))
+    if not stolen:
         steal = "steal not recorded"
     else:
-        total = float(ds.df[stolen].fillna(0).to_numpy().sum())
-        runs = len(ds.df)
+        total = sum(stolen)
         steal = (f"no CPU time stolen in {runs:,} runs" if total == 0 else
                  f"{total:.2f} s of CPU time stolen in {runs:,} runs")
-    return (f"{ds.machine()}, {'JDK ' + jdk.group(1) if jdk else 'no JDK recorded'}, {virt}, {steal}; "
-            f"measured {ds.date()}")
+    dates = sorted(dict.fromkeys(ds.date() for ds in datasets))
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return f"{'; '.join(dict.fromkeys(name(ds) for ds in datasets))}, {steal}; measured {when}"
 
 
-def relative(summary: pd.DataFrame, column: str = "rps", reference: str = REFERENCE) -> pd.DataFrame:
-    """Each server's `column` over the reference server's at the same point of the same run: one row per server
-    and point (the summary's keys), the ratio in `column`. Points the reference did not measure are left out."""
-    keys = [k for k in KEYS if k in summary.columns and k not in ("server", "model", "lang")]
-    ref = summary[summary["server"] == reference][keys + [column]].rename(columns={column: "_ref"})
-    both = summary[["server"] + keys + [column]].merge(ref, on=keys, how="inner")
-    both[column] = both[column] / both["_ref"]
-    return both.drop(columns="_ref")
+@dataclass(frozen=True)
+class Ratio:
+    """One comparison a results page draws of both machines. At the point `where` of dataset `dataset`, each
+    `by` (a server, a client, a generator) has one row (or one per value of `across`); its `column` is divided
+    by `reference`'s at the same point of the same run. A ratio, not the figure itself: absolute numbers differ
+    from one machine to the next, a ratio measured in one run is what carries over, or does not."""
+    dataset: str
+    column: str
+    reference: str
+    title: str                      # what the panel shows, as its title says it
+    where: Mapping = field(default_factory=dict)
+    by: str = "server"
+    across: str | None = None       # a column whose values each get a row (a connection count, a size)
+    unit: str = ""                  # the across values' unit, as the row labels say it: "connections"
+    unit_one: str = ""              # the same of one: "connection" (the unit where not given)
 
+    def label(self, item: str, value) -> str:
+        """A row's label: the item, and where the panel has rows across a column, at which value."""
+        if self.across is None:
+            return item
+        unit = (self.unit_one or self.unit) if value == 1 else self.unit
+        if isinstance(value, numbers.Number):
+            value = f"{value:,g}"
+        return f"{item}, {value}{' ' + unit if unit else ''}"
 
-def beside(book: Dataset, yours: Dataset, column: str = "rps", reference: str = REFERENCE, **where) -> pd.DataFrame:
-    """The published run and the reader's, side by side as ratios to `reference` in their own run: one row per
-    server and point both measured (filtered by `where`), columns `book` and `yours`; `attrs` names each machine."""
-    def ratios(ds: Dataset, name: str) -> pd.DataFrame:
-        r = relative(ds.summary(), column, reference)
-        for k, v in where.items():
-            r = r[r[k] == v]
-        return r.rename(columns={column: name})
-    keys = [k for k in KEYS if k in book.summary().columns and k not in ("model", "lang")]
-    table = ratios(book, "book").merge(ratios(yours, "yours"), on=keys, how="inner")
-    table.attrs = {"book": machine_line(book), "yours": machine_line(yours),
-                   "column": column, "reference": reference}
-    return table
+    def ratios(self, summary: pd.DataFrame) -> pd.DataFrame:
+        """One row per `by` (and `across` value) but the reference's: `row` (its label), `ratio`. A point the
+        reference lacks, or a figure that is missing, gives no row."""
+        s = summary
+        for k, v in self.where.items():
+            s = s[s[k] == v]
+        group = [self.by] + ([self.across] if self.across else [])
+        if s.empty or self.column not in s.columns:
+            return pd.DataFrame(columns=["row", self.by, "ratio"])
+        s = s.groupby(group, sort=False, dropna=False)[self.column].median().reset_index()
+        ref = s[s[self.by] == self.reference].drop(columns=self.by).rename(columns={self.column: "_ref"})
+        if self.across is None:
+            both = s.assign(_ref=ref["_ref"].iloc[0] if len(ref) else float("nan"))
+        else:
+            both = s.merge(ref, on=self.across, how="left")
+        both = both[both[self.by] != self.reference]
+        both = both.assign(ratio=(both[self.column] / both["_ref"]).astype(float))
+        both = both[np.isfinite(both["ratio"])]
+        rows = [self.label(item, value) for item, value in
+                zip(both[self.by], both[self.across] if self.across else [None] * len(both))]
+        return pd.DataFrame({"row": rows, self.by: both[self.by].tolist(), "ratio": both["ratio"].tolist()})
+
+    def beside(self, book: Dataset, yours: Dataset) -> pd.DataFrame:
+        """Both runs' ratios, one row per label both have: `row`, `book`, `yours`; `attrs` names each machine,
+        the panel's title and axis, and the rows only one run has."""
+        b = self.ratios(book.summary()).rename(columns={"ratio": "book"})
+        y = self.ratios(yours.summary()).rename(columns={"ratio": "yours"})
+        table = b.merge(y[["row", "yours"]], on="row", how="inner")
+        table.attrs = {"book": machine_line(book), "yours": machine_line(yours), "title": self.title,
+                       "xlabel": f"ratio to {self.reference} in the same run (1: as {self.reference})",
+                       "server_column": self.by,
+                       "only_book": [r for r in b["row"] if r not in set(y["row"])],
+                       "only_yours": [r for r in y["row"] if r not in set(b["row"])]}
+        return table
 
 
 HOLDS, FAILS = "holds", "does not hold"
@@ -259,6 +305,89 @@ def show_holds(values: Callable[..., object], books: Mapping[str, Dataset]) -> N
     display(table(held))
 
 
+def glue_key(page: str) -> str:
+    """The name a page's figure of both machines glues its caption under: fig_mine_c_results for c/results."""
+    return "fig_mine_" + re.sub(r"\W+", "_", page)
+
+
+def brief_said(yours: Mapping[str, Dataset]) -> str:
+    """What a brief run (the mine profile) means for its ratios, or "" for a run in the book's own profile."""
+    profiles = {ds.meta.get("profile", {}).get("name"): ds.meta.get("profile", {}) for ds in yours.values()}
+    brief = profiles.get(PROFILE)
+    if not brief:
+        return ""
+    from iobench.run.profiles import PROFILES
+    full = PROFILES["full"]
+
+    def said(p: Mapping, times: str) -> str:
+        return (f"{times} for {p['duration_s']:g} s after {p['warmup_s']:g} s of warm-up ({p['jvm_warmup_s']:g} s "
+                f"for a JVM's load generator, {p['server_jvm_warmup_s']:g} s for a JVM server)")
+    return (f"Your run is the brief '{PROFILE}' profile: {said(brief, 'each point measured once')}; the book's "
+            f"measures {said(vars(full), f'each point {full.repeats} times')}. "
+            "A JVM whose compiler has not finished costs more per request, so a Java ratio far from the book's is "
+            "worth measuring again in the full profile (--profile full) before it is read as your machine's.")
+
+
+def _jvm(ratio: Ratio, item: str) -> bool:
+    """Whether a row of this comparison measured a JVM: a Java server, or any echo server, RPC provider or HTTP
+    client but the C generator."""
+    from iobench import registry
+    from iobench.servers import manifest
+    entry = manifest.SERVERS.get(item)
+    if entry is not None:
+        return entry.lang == "Java"
+    return registry.kind_of(registry.get(ratio.dataset)).name in ("echo", "rpc", "clients") and item != "iom-openloop"
+
+
+def show_beside(page: str, books: Mapping[str, Dataset]) -> None:
+    """A results page's figure of both machines: each of its comparisons (BESIDE[page]) as ratios to the
+    reference in the same run, the book's and the reader's, both machines named; or one line saying what to
+    measure. Run of the reader's or not, the page builds: nothing here raises on a reader's data."""
+    from myst_nb import glue
+
+    from iobench.book import plots
+
+    if folder() is None:
+        print(f"No run of yours to draw: measure this page's datasets (code/bin/iobench mine --only {page}) "
+              f"and set {ENV} to their folder.")
+        return
+    tables, lines, lacking, yours = [], [], [], {}
+    for ratio in BESIDE[page]:
+        run = mine(ratio.dataset)
+        if run is None:
+            lacking.append(ratio.dataset)
+            continue
+        yours[ratio.dataset] = run
+        try:
+            table = ratio.beside(books[ratio.dataset], run)
+        except Exception as exc:  # a reader's data never fails the build: what went wrong is said instead
+            lines.append(f"{ratio.title}: not drawn ({type(exc).__name__}: {exc}).")
+            continue
+        if not len(table):
+            lines.append(f"{ratio.title}: your run has none of the book's points here.")
+        elif table.attrs["only_book"]:
+            n = len(table.attrs["only_book"])
+            lines.append(f"{ratio.title}: {n:,} of the book's rows {'is' if n == 1 else 'are'} not in your run "
+                         f"({figure(table.attrs['only_book'], 50)}).")
+        tables.append((ratio, table))
+    drawn = [t for _, t in tables if len(t)]
+    shown = list(dict.fromkeys(r.dataset for r, t in tables if len(t)))
+    said = [f"book:  {machine_line(*(books[n] for n in shown))}",
+            f"yours: {machine_line(*(yours[n] for n in shown))}"] if drawn else []
+    for t in drawn:  # the caption names each machine once, over the page's datasets
+        t.attrs.update(book=said[0][7:], yours=said[1][7:])
+    if lacking:
+        said.append(f"Your folder ({folder()}) has no run of {', '.join(dict.fromkeys(lacking))}: "
+                    "its comparison is drawn once it has.")
+    if any(_jvm(ratio, item) for ratio, t in tables for item in t.get(ratio.by, [])):
+        lines.append(brief_said(yours))
+    print("\n".join(textwrap.fill(line, 100, subsequent_indent="       ", break_on_hyphens=False)
+                    for line in said + lines if line))
+    if drawn:
+        fig = plots.beside(drawn)
+        glue(glue_key(page), plots.caption(fig), display=False)
+
+
 # ---- measuring a reader's runs: iobench mine ---------------------------------------------------------------
 
 # Every results page and the datasets its "Does it hold on your machine?" cell reads (the page's claims need them
@@ -277,6 +406,59 @@ PAGES = {
     "synthesis/side-by-side": ("scale", "idle-connections", "jvm-memory"),
 }
 PROFILE = "mine"
+
+# What each results page draws of both machines: a ratio to a reference measured in the same run (nginx for the
+# HTTP servers, the C generator for the clients, the page's own baseline elsewhere), at points the brief mine
+# profile measures as the book did.
+_KEEPALIVE = {"tool": "wrk", "mode": "keepalive", "work_ms": 0.0, "pipeline": 1, "idle_conns": 0}
+BESIDE = {
+    "method/measuring": (
+        Ratio("baselines", "rps", "nginx", "Requests/s with wrk at 40 connections",
+              {"tool": "wrk", "connections": 40, "pipeline": 1}, across="mode"),),
+    "method/open-loop": (
+        Ratio("open-loop", "capacity_rps", "nginx", "Capacity (the closed loop's rate) at 40 connections",
+              {"loop": "closed", "connections": 40, "work_ms": 0.0}),
+        Ratio("open-loop-crosscheck", "p99_ms", "openloop", "p99 latency of c-epoll at a fixed rate, vegeta's over "
+              "the book's generator's", {"server": "c-epoll", "loop": "open"}, by="tool", across="rate",
+              unit="requests/s")),
+    "c/results": (
+        Ratio("c-servers", "cpu_us_per_req", "nginx", "CPU per request at 40 connections",
+              {**_KEEPALIVE, "connections": 40}),),
+    "c/source-reproduction": (
+        Ratio("ab-grid", "rps", "c-epoll", "Requests/s with ab, a connection per request, 100 at a time",
+              {"tool": "ab", "mode": "close", "connections": 100, "requested": 1000}),),
+    "java/results": (
+        Ratio("java-servers", "cpu_us_per_req", "nginx", "CPU per request at 40 connections",
+              {**_KEEPALIVE, "connections": 40}),),
+    "java/reproduce-000": (
+        Ratio("seed-000", "rps", "java-netty", "Requests/s at 40 connections, 20 ms of work each",
+              {"connections": 40, "work_ms": 20.0}),),
+    "java/mina-netty-results": (
+        Ratio("echo-sweep", "tps", "netty-4.2.20", "Echoes per second on loopback, 32 connections",
+              {"experiment": "sweep", "link": "lo", "variant": "defaults"}, across="size", unit="B"),),
+    "java/rpc": (
+        Ratio("rpc-provider", "cpu_us_per_req", "rpc-netty", "CPU per call, 64 connections, closed loop",
+              {"experiment": "sweep", "connections": 64}),
+        Ratio("rpc-provider", "achieved_rps", "rpc-netty", "Calls per second, 64 connections, closed loop",
+              {"experiment": "sweep", "connections": 64})),
+    "clients/http-clients": (
+        Ratio("http-clients", "client_cpu_us_per_req", "iom-openloop", "Client CPU per request at half the "
+              "ceiling, 16 connections, 10 ms of delay",
+              {"experiment": "equal", "delay_ms": 10, "fraction": 0.5, "connections": 16},
+              by="client"),),
+    "synthesis/many-connections": (
+        Ratio("ten-thousand", "cpu_us_per_req", "nginx", "CPU per request at 10,000 connections",
+              {**_KEEPALIVE, "connections": 10000}),
+        Ratio("idle-connections", "pss_per_idle_kib", "nginx", "Memory (PSS) per idle connection, 1,000 idle",
+              {"idle_conns": 1000}),
+        Ratio("io-uring", "cpu_us_per_req", "nginx", "CPU per request, io_uring and epoll",
+              {"tool": "wrk", "mode": "keepalive", "pipeline": 1}, across="connections", unit="connections",
+              unit_one="connection")),
+    "synthesis/side-by-side": (
+        Ratio("scale", "cpu_us_per_req", "nginx", "CPU per request, keep-alive, no work",
+              {"tool": "wrk", "mode": "keepalive", "work_ms": 0.0, "pipeline": 1}, across="connections",
+              unit="connections", unit_one="connection"),),
+}
 # Seconds a measurement takes beyond its warm-up and measured seconds (a quiet machine, the speed loop, waiting for
 # TIME_WAIT sockets, starting and stopping servers, a JVM's start and warm-up, the battery, spread over its points),
 # by kind: from the run of `make mine` on the book's 2-core machine on 2026-11-28 (17 datasets, 317 measurements,

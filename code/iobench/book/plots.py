@@ -481,21 +481,34 @@ def client_rates(ds: Dataset, connections: int, delay_ms: float = 10.0):
     return fig
 
 
-def beside(table, title: str = ""):
-    """The reader's run beside the book's (mine.beside): per server, its ratio to the reference in each run, the
-    book's a hollow marker, the reader's a filled one, on one line; the caption names both machines."""
-    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.35 * len(table) + 1.4))
-    for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
-        st = style(row["server"])
-        ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
-        ax.plot(row["book"], y, linestyle="none", mfc="none", **st)
-        ax.plot(row["yours"], y, linestyle="none", **st)
-    ax.set_yticks(range(len(table)), table["server"].iloc[::-1])
-    ax.axvline(1.0, color="black", lw=0.8)
-    a = table.attrs
-    ax.set_xlabel(f"{a.get('column', '')} / {a.get('reference', 'nginx')}'s, in the same run")
-    ax.set_title(title or "The book's run (hollow) and yours (filled)", fontsize=10)
-    describe(fig, f"The book's run: {a.get('book', '?')}. Yours: {a.get('yours', '?')}.")
+def beside(tables):
+    """The reader's run beside the book's (mine.Ratio.beside): one panel per table, a row per server (client,
+    generator) and point, its ratio to the panel's reference in each run, the book's a hollow marker, the reader's
+    a filled one, joined; the reference is the line at 1. The caption names the machines."""
+    tables = [t for t in tables if len(t)]
+    rows = sum(len(t) for t in tables)
+    fig, axes = plt.subplots(len(tables), 1, squeeze=False,
+                             figsize=(figures.COLUMN_IN, 0.32 * rows + 1.0 * len(tables) + 0.6),
+                             gridspec_kw={"height_ratios": [len(t) + 1.5 for t in tables]})
+    for ax, table in zip(axes[:, 0], tables):
+        a = table.attrs
+        for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
+            st = style(row[a.get("server_column", "server")])
+            ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
+            ax.plot(row["book"], y, linestyle="none", mfc="none", **st)
+            ax.plot(row["yours"], y, linestyle="none", **st)
+        ax.set_yticks(range(len(table)), table["row"].iloc[::-1])
+        ax.set_ylim(-0.7, len(table) - 0.3)
+        ax.axvline(1.0, color="black", lw=0.8)
+        high = max(table["book"].max(), table["yours"].max())
+        low = min(table["book"].min(), table["yours"].min())
+        if high / max(low, 1e-12) > 30:  # a ratio of 0.02 beside one of 20: each read on its own scale
+            ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
+        ax.set_xlabel(a.get("xlabel", ""))
+        ax.set_title(a.get("title", ""), fontsize=10)
+    machines = lambda who: "; ".join(dict.fromkeys(t.attrs.get(who, "?") for t in tables))  # noqa: E731
+    describe(fig, f"The book's run (hollow markers): {machines('book')}. Yours (filled): {machines('yours')}.")
     fig.tight_layout()
     return fig
 
