@@ -6,6 +6,7 @@
     show DATASET             summarise a captured dataset
     obtain DATASET           replay it, or measure it under IOBENCH_PROFILE=smoke|full (bash and Java pages)
     mine [--only PAGE]       every results page's datasets on this machine, into a folder of your own
+    contribute [--from DIR]  check that run for completeness and pack it under data/machines/ for the book
     battery ID               the conformance battery against one server
     probe ID                 N simultaneous requests with simulated work: overlapped or not?
 
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from iobench import registry
 from iobench.book.mine import PAGES
-from iobench.run.profiles import PROFILES
+from iobench.run.profiles import DATA, PROFILES
 from iobench.servers import manifest
 
 
@@ -187,6 +188,26 @@ def cmd_mine(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_contribute(args) -> int:
+    """Check a run of the reader's for completeness and pack it under data/machines/ for a pull request."""
+    from iobench.book import machines
+
+    source = Path(args.source).expanduser()
+    try:
+        dest = machines.pack(source, Path(args.into), args.name)
+    except machines.Incomplete as exc:
+        raise Mistake(f"{source} cannot be contributed as it is:\n  " + str(exc).replace("\n", "\n  ")) from None
+    except FileExistsError as exc:
+        raise Mistake(str(exc)) from None
+    manifest = json.loads((dest / machines.MANIFEST).read_text())
+    print(f"packed {len(manifest['datasets'])} dataset{'s' if len(manifest['datasets']) != 1 else ''} measured on "
+          f"{machines.machine_of(manifest)} into {dest}\n"
+          "the book's machines page reads it at the next build (make book); to give it to the book:\n"
+          f"  git checkout -b machines-{dest.name} && git add {dest} && git commit -m 'machines: {dest.name}'\n"
+          "  and open a pull request")
+    return 0
+
+
 def cmd_show(args) -> int:
     """Summarise data/<name> (or --path), or measure it first under IOBENCH_PROFILE (obtain)."""
     if args.path and not os.path.isdir(args.path):
@@ -329,6 +350,10 @@ COMMANDS = [
         _arg("--plan", action="store_true", help="print the plan and its time, measure nothing"),
         SERVER_CPUS,
         _arg("--client-cpus", type=cpu_list, default="1", help="taskset CPU list of the load generator")]),
+    ("contribute", cmd_contribute, "check a run of yours for completeness and pack it under data/machines/", [
+        _arg("--from", dest="source", default="~/iom-runs", help="the run's folder (default ~/iom-runs)"),
+        _arg("--name", help="the contribution's folder name (default: the CPU, its cores and the day)"),
+        _arg("--into", default=str(DATA / "machines"), help=argparse.SUPPRESS)]),
     ("show", cmd_show, "summarise a captured dataset", [
         _arg("dataset", nargs="?", default="baselines"), _arg("--path")]),
     ("obtain", cmd_show, "replay a dataset, or measure it under IOBENCH_PROFILE=smoke|full", [

@@ -513,6 +513,48 @@ def beside(tables):
     return fig
 
 
+def machines(tables):
+    """One comparison measured on several machines (book.machines.across): a panel per table, a row per server
+    and point, one marker per capture in its machine's colour and marker (a legend entry per machine), the
+    reference the line at 1."""
+    import matplotlib as mpl
+    tables = [t for t in tables if len(t)]
+    names = list(dict.fromkeys(m for t in tables for m in t["machine"]))
+    colours = mpl.colormaps["tab10"].colors
+    looks = {m: {"color": colours[i % 10], "marker": "osD^vP"[i % 6]} for i, m in enumerate(names)}
+    rows = sum(t["row"].nunique() for t in tables)
+    fig, axes = plt.subplots(len(tables), 1, squeeze=False,
+                             figsize=(figures.COLUMN_IN, 0.3 * rows + 1.1 * len(tables) + 0.9),
+                             gridspec_kw={"height_ratios": [t["row"].nunique() + 1.5 for t in tables]})
+    for ax, table in zip(axes[:, 0], tables):
+        order = list(dict.fromkeys(table["row"]))[::-1]
+        y = {r: i for i, r in enumerate(order)}
+        for m, g in table.groupby("machine", sort=False):
+            ax.plot(g["ratio"], [y[r] for r in g["row"]], linestyle="none", alpha=0.85, label=m, **looks[m])
+        ax.set_yticks(range(len(order)), order)
+        ax.set_ylim(-0.7, len(order) - 0.3)
+        ax.axvline(1.0, color="black", lw=0.8)
+        if table["ratio"].max() / max(table["ratio"].min(), 1e-12) > 30:
+            ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
+        a = table.attrs
+        ax.set_xlabel(a.get("xlabel", "ratio to the reference in the same run"))
+        ax.set_title(a.get("title", ""), fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for ax in axes[1:, 0]:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, h)
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=min(2, len(seen)), fontsize="small",
+               bbox_to_anchor=(0.5, 0))
+    hosts = dict.fromkeys(h for t in tables for h in t.get("host", t["machine"]))
+    describe(fig, "Each marker: one capture's ratio, in the colour and marker of the machine it was measured on ("
+             + "; ".join(hosts) + ").")
+    legend_in = 0.25 * ((len(seen) + 1) // 2) + 0.15
+    fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
+    return fig
+
+
 def echo_sweep(ds: echo.EchoDataset, link: str):
     """Messages/s and MB/s against message size, median with min-max bars, one line per version
     (in its colour of every figure), one legend outside on the right; the caption text is the dataset's line."""
