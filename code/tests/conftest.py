@@ -102,3 +102,13 @@ def reads_as_prose(values: dict) -> None:
     from iobench.book.pages import text
     bad = [(name, d) for name, v in values.items() if isinstance(text(v), str) for d in defects(text(v))]
     assert not bad, bad
+
+
+def glued_in_prose(path) -> set[str]:
+    """The names a page's prose pastes that its module must give: less those its visible cells glue (the figures'
+    captions, live runs), and the caption its figure of both machines glues (mine.show_beside)."""
+    import re
+    text = Path(path).read_text()
+    pasted = set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", text))
+    drawn = set(re.findall(r'glue\("(\w+)"', text)) | {n for n in pasted if n.startswith("fig_mine_")}
+    return pasted - drawn

@@ -524,3 +524,43 @@ def test_where_the_page_s_code_stopped_on_a_reader_s_run_is_said_above_the_table
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
     mine.show_holds(values, books)
     assert "On your run the page's code stopped at KeyError: 'rpc-tomcat'" in capsys.readouterr().out
+
+
+def test_a_claim_the_reader_s_run_decides_elsewhere_is_not_evaluated_there():
+    """A claim whose place in the data is chosen by the data (the highest level measured, the repeats a range
+    spans) says where (claim(..., at=)): on a reader's run that could decide it only elsewhere it is not the book's
+    sentence, and is said to be not evaluated, with both places; decided at the same place, it is judged."""
+    from iobench.book.claims import claim
+
+    def values(ds, check=None):
+        top = max(ds)
+        claim(ds[top] > 1, "at the highest level it costs more than one", at={"level": top}, cost=ds[top])
+    book, _ = mine.checked(values, {10: 2.0, 100: 3.0})
+    smaller, _ = mine.checked(values, {10: 0.5})
+    same, _ = mine.checked(values, {10: 0.5, 100: 0.5})
+    assert mine.holds_table(book, smaller)["yours"].tolist() == [
+        "not evaluated on your run: the book decides it at level 100, your run could only at level 10"]
+    assert mine.holds_table(book, same)["yours"].tolist() == ["does not hold (cost: 0.5)"]
+
+
+@pytest.mark.parametrize("page, name, change, sentence", [
+    ("c/source-reproduction", "ab-grid", lambda df: df[df.requested <= 1000], "c-sequential had the highest median"),
+    ("synthesis/many-connections", "io-uring", lambda df: df[df.repeat == 1],
+     "c-uring-multishot's range overlaps c-epoll's at every point"),
+    ("java/rpc", "rpc-provider", lambda df: df[df.fraction.isin([0.0, 0.8])],
+     "every provider spent more kernel time per call at half of its capacity than at its capacity"),
+])
+def test_a_brief_run_leaves_the_book_s_claims_about_other_points_not_evaluated(monkeypatch, tmp_path, page, name,
+                                                                                 change, sentence):
+    """A reader's run with fewer requests per ab run, one repeat, fewer fractions of capacity (as iobench mine
+    measures): the claims the book decides at its own longer runs, ranges and fractions are not evaluated there,
+    rather than said not to hold."""
+    values, names = _page_claims()[page]
+    books = {n: registry.reader(n)(DATA / n, "replay") for n in names}
+    for n in names:
+        _reader_copy(tmp_path, n, change if n == name else None)
+    monkeypatch.setenv(mine.ENV, str(tmp_path))
+    got = mine.does_it_hold(values, books).set_index("statement")
+    assert got.loc[sentence, "book's machine"].startswith(mine.HOLDS)
+    assert got.loc[sentence, "yours"].startswith("not evaluated on your run: the book decides it at "), \
+        got.loc[sentence, "yours"]

@@ -4,11 +4,10 @@ connections only, one repeat), an idle study without the exercise's servers, and
 claims."""
 import dataclasses
 import math
-import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import c_results as page
@@ -34,11 +33,6 @@ def variant(ds, df, **meta):
     return dataclasses.replace(ds, df=df.reset_index(drop=True),
                                meta={**ds.meta, **meta} if meta else ds.meta)
 
-
-def glued_in_prose(path) -> set[str]:
-    """The names the page's prose pastes, less those its visible cells glue (the figures' captions, live runs)."""
-    source = path.read_text()
-    return set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", source)) - set(re.findall(r'glue\("(\w+)"', source))
 
 
 def said(values) -> dict:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import java_results as page
@@ -31,11 +31,6 @@ def idle():
 def variant(ds, df):
     return dataclasses.replace(ds, df=df.reset_index(drop=True))
 
-
-def glued_in_prose(path) -> set[str]:
-    """The names the page's prose pastes, less those its visible cells glue (the figures' captions, live runs)."""
-    text = path.read_text()
-    return set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", text)) - set(re.findall(r'glue\("(\w+)"', text))
 
 
 def test_the_captured_runs_give_every_name_the_page_pastes_and_the_claims_hold(ds, idle):

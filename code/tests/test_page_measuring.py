@@ -2,11 +2,10 @@
 small variants of it: one repeat, equal ends, zeros, a dataset without the page's servers (a smoke capture's)."""
 import dataclasses
 import math
-import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import measuring
@@ -23,12 +22,6 @@ def ds():
 def variant(ds, df):
     return dataclasses.replace(ds, df=df.reset_index(drop=True))
 
-
-def glued_in_prose(page) -> set[str]:
-    """The names the page's prose pastes, less those its visible cells glue (the figures' captions, live runs)."""
-    text = page.read_text()
-    pasted = set(re.findall(r"\{glue(?::\w+)?\}`([\w]+)", text))
-    return pasted - set(re.findall(r'glue\("(\w+)"', text))
 
 
 def test_the_captured_run_gives_every_name_the_page_pastes_and_its_claims_hold(ds):

@@ -3,11 +3,10 @@ echo-sweep, echo-experiments and echo-split-rate datasets and on small variants:
 captures shaped like a smoke run's (a few points, one repeat)."""
 import dataclasses
 import math
-import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import mina_netty_results as page
@@ -39,11 +38,6 @@ def variant(ds, df, smoke=False):
 def one_repeat(ds):
     return variant(ds, ds.df[ds.df.repeat == 1])
 
-
-def glued_in_prose(path) -> set[str]:
-    """The names the page's prose pastes, less those its visible cells glue (the figures' captions)."""
-    text = path.read_text()
-    return set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", text)) - set(re.findall(r'glue\("(\w+)"', text))
 
 
 def test_the_captured_runs_give_every_name_the_page_pastes_and_the_claims_hold(sweep, exp, rate):

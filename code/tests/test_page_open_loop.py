@@ -2,10 +2,9 @@
 the page glues, as prose, with its claims holding; on small variants (one repeat, equal ends, zeros, a smoke-sized
 capture of one server), values that still read as prose, or the claim the variant breaks."""
 import dataclasses
-import re
 
 import pytest
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
@@ -44,7 +43,7 @@ def changed(ds, where, **columns):
 
 def test_the_replayed_runs_give_every_name_the_page_pastes_and_its_claims_hold(ol, xc):
     values = {**of_open_loop(ol), **open_loop.crosscheck(xc), **open_loop.exercise4(xc)}
-    pasted = set(re.findall(r"\{glue:(?:text|md)\}`(\w+)", PAGE.read_text()))
+    pasted = glued_in_prose(PAGE)   # less the caption of its figure of both machines
     assert pasted - GLUED_ON_THE_PAGE <= set(values), sorted(pasted - GLUED_ON_THE_PAGE - set(values))
     reads_as_prose(values)
     assert values["ol_cap_range"] == "1,886 to 1,945" and values["ol_knees"] == "all four at 120 %"

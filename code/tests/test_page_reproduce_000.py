@@ -3,11 +3,10 @@ dataset and on small variants: one repeat, equal ends, zeros, a smoke-shaped cap
 its claims."""
 import dataclasses
 import math
-import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench import registry
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import reproduce_000 as page
@@ -30,10 +29,6 @@ def variant(ds, df, **meta):
 def said(values) -> dict:
     return {name: text(v) for name, v in values.items()}
 
-
-def glued_in_prose(path) -> set[str]:
-    """The names the page's prose pastes (the page's visible cells glue none)."""
-    return set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", path.read_text()))
 
 
 def test_the_captured_runs_give_every_name_the_page_pastes_and_the_claims_hold(ds):

@@ -2,10 +2,9 @@
 value the page glues, as prose, with its claims holding; on small variants of it (one repeat, equal ends, zeros,
 a smoke run's four servers), values that still read as prose, or the claim that the variant breaks."""
 import dataclasses
-import re
 
 import pytest
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
@@ -43,7 +42,7 @@ def scale_parts(scale, idle, jm):
 
 def test_the_replayed_run_gives_every_name_the_page_pastes_and_its_claims_hold(real):
     values = {**scale_parts(real["scale"], real["idle"], real["jm"]), **sbs.kernel(real["sc"])}
-    pasted = set(re.findall(r"\{glue:(?:text|md)\}`([\w]+)", PAGE.read_text()))
+    pasted = glued_in_prose(PAGE)   # less the caption of its figure of both machines
     assert pasted - GLUED_ON_THE_PAGE <= set(values), sorted(pasted - GLUED_ON_THE_PAGE - set(values))
     reads_as_prose(values)
     assert text(values["sx_sum_close"]) == ("1.6 to 10.7 times as much (the least in `c-prefork`, the most in "

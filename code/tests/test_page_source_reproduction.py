@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, reads_as_prose
+from conftest import ROOT, reads_as_prose, glued_in_prose
 from iobench.book.claims import ClaimBroken
 from iobench.book.pages import source_reproduction as page
 from iobench.book.phrases import NA
@@ -43,11 +43,6 @@ def merged(parts) -> dict:
         out |= part
     return out
 
-
-def glued_in_prose(path) -> set[str]:
-    """The names the page's prose pastes, less those its visible cells glue (the figures' captions, live runs)."""
-    text = path.read_text()
-    return set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", text)) - set(re.findall(r'glue\("(\w+)"', text))
 
 
 def test_the_captured_runs_give_every_name_the_page_pastes_and_the_claims_hold(grid, bl, dl):

@@ -31,6 +31,7 @@ class Checked:
     sentence: str
     holds: bool
     evidence: dict = field(default_factory=dict)
+    at: dict = field(default_factory=dict)   # where in the data it was decided (a level, the repeats), if it says
 
     def figures(self) -> str:
         """The evidence in short words: name=value, ..."""
@@ -44,13 +45,16 @@ class ClaimBroken(AssertionError):
     """A page's sentence that its data no longer support."""
 
 
-def claim(holds, sentence: str, **evidence) -> None:
-    """Nothing, if `holds` is true; ClaimBroken naming `sentence` and its evidence if not."""
+def claim(holds, sentence: str, at: dict | None = None, **evidence) -> None:
+    """Nothing, if `holds` is true; ClaimBroken naming `sentence` and its evidence if not. `at` says where in
+    the data the claim is decided when the data choose it (the highest level measured, how many repeats a range
+    spans): on another run (a reader's, book/mine.py) decided elsewhere, the claim is not the book's sentence
+    and is said to be not evaluated there."""
     if not isinstance(holds, (bool, np.bool_, numbers.Integral)):
         raise TypeError(f"a claim's condition is one truth value, not {type(holds).__name__} "
                         f"(reduce it with .all() or .any()): {sentence!r}")
     if _recording:
-        _recording[-1].append(Checked(sentence, bool(holds), dict(evidence)))
+        _recording[-1].append(Checked(sentence, bool(holds), dict(evidence), dict(at or {})))
         return
     if not holds:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in evidence.items())

@@ -232,14 +232,24 @@ def _said(c: Checked | None, missing: str) -> str:
     return (HOLDS if c.holds else FAILS) + (f" ({figures(c)})" if c.evidence else "")
 
 
+def _elsewhere(book: Checked | None, yours: Checked | None) -> str:
+    """Why the reader's verdict is not the book's sentence: it was decided at another place in the data (another
+    highest level, fewer repeats: the claim's `at`), or "" where it was decided where the book's was."""
+    if book is None or yours is None or book.at == yours.at:
+        return ""
+    return (f"not evaluated on your run: the book decides it at {figure(book.at)}, your run could only at "
+            f"{figure(yours.at)}")
+
+
 def holds_table(book: list[Checked], yours: list[Checked], why: str | None = None) -> pd.DataFrame:
     """The statements of the page, on the book's machine and on yours: holds / does not hold (with the figures
-    each side), or not evaluated on your run (and why, where the page's code stopped on it)."""
+    each side), or not evaluated on your run (and why: the page's code stopped on it, the run lacks what it
+    reads, or it could decide the claim only at another place in the data than the book did)."""
     b, y = _verdicts(book), _verdicts(yours)
     missing = "not evaluated on your run" + (": the page's code stopped before it (above)" if why else
                                              ": your run lacks what it reads")
     rows = [{"statement": s, "book's machine": _said(b.get(s), "not evaluated on the book's run"),
-             "yours": _said(y.get(s), missing)} for s in dict.fromkeys([*b, *y])]
+             "yours": _elsewhere(b.get(s), y.get(s)) or _said(y.get(s), missing)} for s in dict.fromkeys([*b, *y])]
     return pd.DataFrame(rows, columns=["statement", "book's machine", "yours"])
 
 

@@ -112,10 +112,10 @@ def idle_memory(idle) -> dict:
     out["sc_java_flat"] = markdown(listing(f"`{s}`" for s in java if s not in grew) or "none")
     if checks(idle) and c_servers:
         claim(c_steady < 0.25, "in C and nginx, the first thousand connections cost what the next nine thousand "
-              "cost", worst_kib=c_steady)
+              "cost", at={"idle levels": tos}, worst_kib=c_steady)
     if checks(idle) and java:
         claim(len(grew) >= len(java) / 2, "most Java servers' first thousand connections cost several times more "
-              "than the next ones", grew=len(grew), java=len(java))
+              "than the next ones", at={"idle levels": tos}, grew=len(grew), java=len(java))
     return out
 
 
@@ -148,7 +148,7 @@ def idle_cpu(idle) -> dict:
     if checks(idle) and {0, n} <= set(poll.index) and n:
         claim(poll.loc[n, "cpu_us_per_req_min"] > poll.loc[0, "cpu_us_per_req_max"] and scan_n > 2 * scan_lo,
               "c-poll's every repeat at the highest level cost more than any with none, and the cost per idle "
-              "descriptor grew with the array", ns_lo=scan_lo, ns_n=scan_n)
+              "descriptor grew with the array", at={"idle levels": levels}, ns_lo=scan_lo, ns_n=scan_n)
     return out
 
 
@@ -175,10 +175,12 @@ def stops(idle) -> dict:
         return out
     if math.isfinite(cpu("c-thread", 0) + cpu("c-thread", n)):
         claim(cpu("c-thread", n) < 1.15 * cpu("c-thread", 0), "c-thread's busy requests cost about as much CPU "
-              "with 10,000 idle threads beside them as with none", none=cpu("c-thread", 0), at_n=cpu("c-thread", n))
+              "with 10,000 idle threads beside them as with none", at={"highest idle level": n},
+              none=cpu("c-thread", 0), at_n=cpu("c-thread", n))
     fork = S[(S.server == "c-fork") & (S.idle_conns == n)]
     if len(fork):
-        claim(bool(fork.noisy.all()), "c-fork's runs at the highest level were flagged noisy")
+        claim(bool(fork.noisy.all()), "c-fork's runs at the highest level were flagged noisy",
+              at={"highest idle level": n})
     claim(bool((pool_held == 64).all()), "each pool of 64 answered 64 of the 1,000 idle connections",
           answered=sorted(set(pool_held)))
     return out
@@ -275,10 +277,12 @@ def io_uring(uring) -> dict:
         pts = U[["connections", "pipeline"]].drop_duplicates().itertuples(index=False)
         rng = {(c, p): {s: (at("cpu_us_per_req_min", s, c, p), at("cpu_us_per_req_max", s, c, p))
                         for s in URING[:3]} for c, p in pts}
+        spans = {"repeats": int(U.repeats.min())}   # a range of one repeat is a point: it overlaps nothing
         claim(all(r["c-uring"][0] > r["c-epoll"][1] for r in rng.values()),
-              "c-uring cost more than c-epoll at every point, the repeats' ranges apart", ranges=rng)
+              "c-uring cost more than c-epoll at every point, the repeats' ranges apart", at=spans, ranges=rng)
         claim(all(r["c-uring-multishot"][0] <= r["c-epoll"][1] and r["c-epoll"][0] <= r["c-uring-multishot"][1]
-                  for r in rng.values()), "c-uring-multishot's range overlaps c-epoll's at every point", ranges=rng)
+                  for r in rng.values()), "c-uring-multishot's range overlaps c-epoll's at every point", at=spans,
+              ranges=rng)
     return out
 
 

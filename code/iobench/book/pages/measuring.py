@@ -122,7 +122,8 @@ def python_tail(ds) -> dict:
     p50, p99 = _value(ds, "p50_ms", PYTHON, KA40), _value(ds, "p99_ms", PYTHON, KA40)
     if len(py):
         claim(py.threads.max() < py.connections.max() / 10,
-              "http.server's threads at once are far fewer than its connections", threads=py.threads.max())
+              "http.server's threads at once are far fewer than its connections",
+              at={"most connections": int(py.connections.max())}, threads=py.threads.max())
     if _known(p50, p99):
         claim(p99 > 100 * p50, "http.server's p99 is hundreds of times its median", p50=p50, p99=p99)
     return {"python_threads": span_of(py.threads, ".0f"), "python_ka40_p50": p50, "python_ka40_p99": p99,

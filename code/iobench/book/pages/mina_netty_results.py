@@ -163,7 +163,8 @@ def loopback_sweep(sweep, check=None) -> dict:
         n42 = [z for z in (1024, 2048, KIB5, KIB10) if cheapest.get(z) == "netty-4.2.20"]
         claim(n42 == [1024, KIB5, KIB10] and bool((three.max(axis=1) < 1.1 * three.min(axis=1)).all()),
               "up to 50 KiB the two Minas and Netty 3.6 need about the same CPU per message; Netty 4.2 is the "
-              "cheapest at 1, 5 and 10 KiB, but not at 2 KiB", cheapest=cheapest.to_dict())
+              "cheapest at 1, 5 and 10 KiB, but not at 2 KiB", at={"sizes": [int(z) for z in per.index]},
+              cheapest=cheapest.to_dict())
     return out
 
 
@@ -186,11 +187,12 @@ def link_stalls(sweep, check=None) -> dict:
            "noisy_foreign": span_of(noisy.foreign_cpu_cores, ".2f"),
            "noisy_foreign_max": number(noisy.foreign_cpu_cores.max(), ".2f")}
     if checks(sweep, check):
+        sizes = {"link sizes": sorted(int(z) for z in set(link["size"]))}   # a brief run's are fewer
         near = pd.concat([mean100, p99_50]).sub(STALL_MS).abs().lt(0.25 * STALL_MS).all()  # within a quarter
         claim(bool(near), "at 100 KiB the mean, at 50 KiB the p99, is close to the 35 ms "
-              "threshold", mean_100k=mean100.tolist(), p99_50k=p99_50.tolist())
+              "threshold", at=sizes, mean_100k=mean100.tolist(), p99_50k=p99_50.tolist())
         claim(bool(n100.noisy.astype(bool).all()) and set(noisy["size"]) <= {KIB50, KIB100}, "the harness flags all "
-              "100 KiB link runs, and otherwise only 50 KiB ones, as noisy", noisy=noisy["size"].tolist())
+              "100 KiB link runs, and otherwise only 50 KiB ones, as noisy", at=sizes, noisy=noisy["size"].tolist())
     return out
 
 
