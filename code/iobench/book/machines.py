@@ -101,7 +101,19 @@ def problems(folder: Path) -> list[str]:
         said.append("the datasets come from more than one machine (" +
                     "; ".join(f"{m}: {', '.join(n)}" for m, n in machines.items()) +
                     "): pack each machine's run on its own")
-    return said
+    return _grouped(said)
+
+
+def _grouped(said: list[str]) -> list[str]:
+    """The same reason for several datasets said once, naming them all: "ab-grid, c-servers: measured from ..."."""
+    by: dict[str, list[str]] = {}
+    for line in said:
+        name, sep, reason = line.partition(": ")
+        if sep and " " not in name:
+            by.setdefault(reason, []).append(name)
+        else:
+            by.setdefault(line, [])
+    return [f"{', '.join(names)}: {reason}" if names else reason for reason, names in by.items()]
 
 
 def slug(meta: dict) -> str:
