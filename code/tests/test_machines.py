@@ -139,12 +139,12 @@ def test_the_page_s_sentences_read_in_every_case():
     none = machines.values(found, [])
     assert none["machines_moved"] == "No server was measured on more than one machine at the same point."
     agree = machines.values(found, [table([("a", "x", "m1", 1.0), ("a", "y", "m2", 1.05)])])
-    assert agree["machines_moved"] == ("The one server stayed within 10 % of one ratio on every machine that "
+    assert agree["machines_moved"] == ("The one server stayed within 10 % of the same ratio on every machine that "
                                        "measured it.")
     assert agree["machines_same"].startswith("No machine measured one server in two captures")
     moved = machines.values(found, [table([("a", "x", "m1", 1.0), ("a", "y", "m2", 2.0), ("b", "x", "m1", 1.0),
                                            ("b", "y", "m2", 1.0), ("b", "z", "m2", 1.0)])])
-    assert moved["machines_moved"] == ("1 of the 2 servers stayed within 10 % of one ratio on every machine that "
+    assert moved["machines_moved"] == ("1 of the 2 servers stayed within 10 % of the same ratio on every machine that "
                                        "measured it; `a` moved most, from 1.00 (m1, x) to 2.00 (m2, y).")
     assert moved["machines_same"].startswith("On one machine, two captures of the same server agreed to within "
                                              "1 % (the one pair)")

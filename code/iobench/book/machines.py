@@ -351,7 +351,7 @@ def values(found: list[Capture], tables: list[pd.DataFrame]) -> dict[str, str]:
     by["spread"] = by["max"] / by["min"] - 1
     kept = int((by["spread"] <= AGREE).sum())
     pct = f"{AGREE * 100:.0f} %"
-    said = tally(kept, len(by), "server", f"within {pct} of one ratio on every machine that measured it",
+    said = tally(kept, len(by), "server", f"within {pct} of the same ratio on every machine that measured it",
                  verbs=("stayed", "stayed"))
     said = said[0].upper() + said[1:]
     top = by["spread"].idxmax()

@@ -391,7 +391,7 @@ def show_beside(page: str, books: Mapping[str, Dataset]) -> None:
                     "its comparison is drawn once it has.")
     if any(_jvm(ratio, item) for ratio, t in tables for item in t.get(ratio.by, [])):
         lines.append(brief_said(yours))
-    print("\n".join(textwrap.fill(line, 100, subsequent_indent="       ", break_on_hyphens=False)
+    print("\n".join(textwrap.fill(line, 80, subsequent_indent="       ", break_on_hyphens=False)
                     for line in said + lines if line))
     if drawn:
         fig = plots.beside(drawn)

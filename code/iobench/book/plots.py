@@ -494,6 +494,8 @@ def beside(tables):
         a = table.attrs
         for y, (_, row) in enumerate(table.iloc[::-1].iterrows()):
             st = style(row[a.get("server_column", "server")])
+            if st["marker"] == "x":   # no look of its own (a generator, a client): a marker that can be hollow
+                st = {**st, "marker": "o"}
             ax.plot([row["book"], row["yours"]], [y, y], color=st["color"], lw=1, alpha=0.5)
             ax.plot(row["book"], y, linestyle="none", mfc="none", **st)
             ax.plot(row["yours"], y, linestyle="none", **st)

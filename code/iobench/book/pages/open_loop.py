@@ -94,10 +94,11 @@ def flagged(ol) -> dict:
     their lowest); the other flags said from the data; how far the capacities with 20 ms of work spread; claims."""
     df = ol.df
     rows = df[df.outlier]
+    spans = {"repeats": int(df.repeat.max())}   # one repeat flags none: its claims about flags say nothing then
     caps0 = df[(df.loop == "closed") & (df.work_ms == 0) & df.server.str.startswith("java")]
     caps20 = df[(df.loop == "closed") & (df.work_ms == 20)]
     spread20 = caps20.groupby("server").achieved_rps.agg(lambda a: 100 * (a.max() - a.min()) / a.median()).max()
-    claim(bool((rows.work_ms == 0).all()), "every flagged row is without work", flagged=len(rows))
+    claim(bool((rows.work_ms == 0).all()), "every flagged row is without work", at=spans, flagged=len(rows))
     if len(caps20):
         claim(bool(spread20 < 2), "with 20 ms of work every server's capacities lie within a few per cent",
               spread=spread20)
@@ -123,11 +124,11 @@ def flagged(ol) -> dict:
         "ol_jit_fits": listing(lowest) if lowest else "no repeat",
         "ol_jit_not": (f"{listing(highest)}, flagged with {'its' if len(highest) == 1 else 'their'} server's highest "
                        "capacity, is what") if highest else "no flagged capacity is a server's highest, which is what",
-        **other_flags(rows[~rows.server.str.startswith("java")]),
+        **other_flags(rows[~rows.server.str.startswith("java")], spans),
     }
 
 
-def other_flags(other: pd.DataFrame) -> dict:
+def other_flags(other: pd.DataFrame, at: dict | None = None) -> dict:
     """The flags beside the Java servers': a repeat whose closed loop measured a capacity apart from the others'
     flags its open points too (offered as fractions of that repeat's own capacity); the rest lie at and past a
     capacity. What the generator used, what else ran, what the hypervisor stole; claims checked."""
@@ -149,9 +150,9 @@ def other_flags(other: pd.DataFrame) -> dict:
                      f"{'all' if rest.generator_bound.all() else words(int(rest.generator_bound.sum())) + ' of them'} "
                      "generator-bound")
     claim(bool(closed.generator_bound.all()), "every flagged closed loop beside the Java servers' was generator-bound",
-          bound=list(closed.generator_bound))
+          at=at, bound=list(closed.generator_bound))
     claim(bool((other.foreign_cpu_cores < 0.25).all() and not other.noisy.any()),
-          "nothing else used a quarter of a core in the flagged runs", foreign=other.foreign_cpu_cores.max())
+          "nothing else used a quarter of a core in the flagged runs", at=at, foreign=other.foreign_cpu_cores.max())
     steal_ms = 1000 * (other.server_steal_s + other.client_steal_s)
     return {
         "ol_other_said": markdown(sentence(parts, empty="There are no other flags.")),
