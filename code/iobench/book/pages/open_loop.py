@@ -100,7 +100,7 @@ def flagged(ol) -> dict:
     spread20 = caps20.groupby("server").achieved_rps.agg(lambda a: 100 * (a.max() - a.min()) / a.median()).max()
     claim(bool((rows.work_ms == 0).all()), "every flagged row is without work", at=spans, flagged=len(rows))
     if len(caps20):
-        claim(bool(spread20 < 2), "with 20 ms of work every server's capacities lie within a few per cent",
+        claim(bool(spread20 < 2), "with 20 ms of work every server's capacities lie within a few per cent", at=spans,
               spread=spread20)
     java = rows[(rows.loop == "closed") & rows.server.str.startswith("java")]
 
