@@ -200,10 +200,12 @@ def cmd_contribute(args) -> int:
     except FileExistsError as exc:
         raise Mistake(str(exc)) from None
     manifest = json.loads((dest / machines.MANIFEST).read_text())
+    here = Path.cwd().resolve()
+    shown = dest.resolve().relative_to(here) if dest.resolve().is_relative_to(here) else dest
     print(f"packed {len(manifest['datasets'])} dataset{'s' if len(manifest['datasets']) != 1 else ''} measured on "
-          f"{machines.machine_of(manifest)} into {dest}\n"
+          f"{machines.machine_of(manifest)} into {shown}\n"
           "the book's machines page reads it at the next build (make book); to give it to the book:\n"
-          f"  git checkout -b machines-{dest.name} && git add {dest} && git commit -m 'machines: {dest.name}'\n"
+          f"  git checkout -b machines-{dest.name} && git add {shown} && git commit -m 'machines: {dest.name}'\n"
           "  and open a pull request")
     return 0
 

@@ -97,34 +97,52 @@ def test_iobench_contribute_says_why_a_run_cannot_be_packed_and_where_it_packed_
     assert (tmp_path / "m" / "my-laptop" / "io-uring" / "results.csv").exists()
 
 
-def _with_contribution(tmp_path, cpu="Reader Ryzen 9"):
+def _with_contribution(tmp_path, cpu="Reader Ryzen 9", change=None):
     """A data/ folder: the book's published datasets (linked) and one contributed run packed into machines/."""
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(parents=True)
     for p in DATA.iterdir():
         if (p / "meta.json").exists():
             (data / p.name).symlink_to(p)
-    machines.pack(_run(tmp_path / "run", cpu=cpu), data / "machines", "reader")
+    machines.pack(_run(tmp_path / "run", cpu=cpu, change=change), data / "machines", "reader")
     return data
 
 
 def test_the_page_s_figure_sets_a_contributed_machine_beside_the_book_s(tmp_path):
     from conftest import reads_as_prose  # the site's prose check
 
-    found = machines.captures()
+    alone = tmp_path / "alone"   # the book's datasets and no contribution
+    alone.mkdir()
+    for p in DATA.iterdir():
+        if (p / "meta.json").exists():
+            (alone / p.name).symlink_to(p)
+    found = machines.captures(alone)
     said = machines.values(found, machines.panels(found))
-    assert said["machines_hosts"].endswith("no reader has contributed a run yet.")
+    assert said["machines_hosts"].endswith("no reader has contributed a run yet.") and machines.carried(found).empty
     found = machines.captures(_with_contribution(tmp_path))
     assert [c.source for c in found].count("reader") == 2
     hosts = machines.hosts(found).set_index("machine")
     assert hosts.loc["16 × Reader Ryzen 9, " + json.loads((DATA / "io-uring" / "meta.json").read_text())["machine"][
         "kernel"], "captured by"] == "reader"
     panels = machines.panels(found)
-    assert "16 × Reader Ryzen 9" in " ".join(panels[0]["machine"])
-    # each contributed dataset adds its results page's comparison: io-uring's own (and seed-000's)
-    assert any("io_uring" in p.attrs["title"] for p in panels) and any("20 ms" in p.attrs["title"] for p in panels)
+    assert len(panels) == 1 and "16 × Reader Ryzen 9" in " ".join(panels[0]["machine"])
+    # each contributed dataset's results page comparisons, the contribution's ratio over the book's: the same run
+    moved = machines.carried(found)
+    assert set(moved.page) == {"synthesis/many-connections", "java/reproduce-000"} and (moved.moved == 1).all()
+    counted = machines.carried_table(moved)
+    assert (counted["within 10 %"] == counted["compared"]).all() and counted["compared"].gt(0).all()
     said = machines.values(found, panels)
     assert "one contributed run adds one more." in said["machines_hosts"]
+    assert said["machines_brief"].startswith("No contributed run is in a brief profile")
+    reads_as_prose(said)
+
+    def brief(name, meta, folder):
+        meta["profile"] = {**meta["profile"], "name": "mine", "brief": True, "jvm_warmup_s": 2.0,
+                           "server_jvm_warmup_s": 10.0}
+    found = machines.captures(_with_contribution(tmp_path / "brief", change=brief))
+    said = machines.values(found, machines.panels(found))
+    assert said["machines_brief"].startswith("The contributed run is in the brief `mine` profile: each point once, "
+                                             "its Java load generators and servers after 2 and 10 s of warm-up")
     reads_as_prose(said)
     given = machines.contributions(found)
     assert given["contribution"].tolist() == ["reader"] and given["datasets"].tolist() == ["io-uring, seed-000"]
@@ -169,4 +187,5 @@ def test_the_machines_page_renders_a_contributed_run(tmp_path):
                       ("[a figure]" if "image/png" in o.get("data", {}) else "")
                       for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "16 × Reader Ryzen 9" in shown
-    assert "[a figure]" in shown and "io-uring, seed-000" in shown and "No reader has contributed" not in shown
+    assert shown.count("[a figure]") == 2 and "io-uring, seed-000" in shown and "No reader has contributed" not in shown
+    assert "No contributed run measured" not in shown

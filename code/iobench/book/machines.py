@@ -291,23 +291,48 @@ def across(ratio, found: list[Capture], summaries: dict | None = None) -> pd.Dat
 
 
 def panels(found: list[Capture]) -> list[pd.DataFrame]:
-    """What the machines page draws: CPU per request at 40 connections, the one point every HTTP dataset of
-    servers shares, from every capture that has it; and each results page's comparison that a contribution
-    measured (data/machines/), from every capture that has it."""
+    """What the machines page draws of one point: CPU per request at 40 connections, the one point every HTTP
+    dataset of servers shares, from every capture that has it (none, or one table)."""
     from iobench.book.mine import BESIDE
-    contributed = {c.dataset for c in found if c.source != "book"}
-    chosen = [BESIDE["c/results"][0]] + [r for r in comparisons() if r.dataset in contributed]
-    seen, out, summaries = set(), [], {}
-    for r in chosen:
-        if _signature(r) in seen:
-            continue
-        seen.add(_signature(r))
-        t = across(r, found, summaries)
-        if t["machine"].nunique() >= 2:
-            t.attrs = {"title": r.title if r is not chosen[0] else f"{r.title}, every HTTP dataset that has it",
-                       "xlabel": f"ratio to {r.reference} in the same run (1: as {r.reference})"}
-            out.append(t)
-    return out
+    r = BESIDE["c/results"][0]
+    t = across(r, found)
+    if t["machine"].nunique() < 2:
+        return []
+    t.attrs = {"title": f"{r.title}, every HTTP dataset that has it",
+               "xlabel": f"ratio to {r.reference} in the same run (1: as {r.reference})"}
+    return [t]
+
+
+def carried(found: list[Capture]) -> pd.DataFrame:
+    """Each results page's comparisons (mine.BESIDE) that a contribution measured: per server (client, ...) and
+    point both runs have, the contribution's ratio over the book's (1: the ratio carried over unchanged).
+    Columns page, comparison, row, contribution, machine, moved."""
+    from iobench import registry
+    from iobench.book.mine import BESIDE
+    rows = []
+    for page, ratios in BESIDE.items():
+        for r in ratios:
+            book = next((c for c in found if c.source == "book" and c.dataset == r.dataset), None)
+            if book is None:
+                continue
+            for cap in (c for c in found if c.source != "book" and c.dataset == r.dataset):
+                t = r.beside(registry.reader(r.dataset)(book.folder, "book"),
+                             registry.reader(r.dataset)(cap.folder, cap.source))
+                rows += [{"page": page, "comparison": r.title, "row": x.row, "contribution": cap.source,
+                          "machine": short(cap.machine), "moved": x.yours / x.book} for x in t.itertuples()]
+    return pd.DataFrame(rows, columns=["page", "comparison", "row", "contribution", "machine", "moved"])
+
+
+def carried_table(moved: pd.DataFrame) -> pd.DataFrame:
+    """carried() by comparison: how many of its servers and points a contribution measured, how many stayed within
+    AGREE of the book's ratio, and how far the rest moved (the least and the most, contribution over book)."""
+    out = []
+    for (page, comparison, who), g in moved.groupby(["page", "comparison", "contribution"], sort=False):
+        kept = int(((g.moved - 1).abs() <= AGREE).sum())
+        out.append({"page": page, "comparison": comparison, "contribution": who, "compared": len(g),
+                    f"within {AGREE * 100:.0f} %": kept, "least": g.moved.min(), "most": g.moved.max()})
+    return pd.DataFrame(out, columns=["page", "comparison", "contribution", "compared",
+                                      f"within {AGREE * 100:.0f} %", "least", "most"])
 
 
 def contributions(found: list[Capture]) -> pd.DataFrame:
@@ -326,10 +351,18 @@ def contributions(found: list[Capture]) -> pd.DataFrame:
 AGREE = 0.10   # two machines "agree" on a ratio within 10 % of the smaller
 
 
+def _brief_warmups(found: list[Capture], names: list[str]) -> str:
+    """The warm-ups of the brief contributions' JVMs, as "2 and 10 s" (generator and server), each pair once."""
+    pairs = dict.fromkeys((c.meta["profile"].get("jvm_warmup_s"), c.meta["profile"].get("server_jvm_warmup_s"))
+                          for c in found if c.source in names)
+    return " or ".join(f"{g:g} and {v:g} s" for g, v in pairs)
+
+
 def values(found: list[Capture], tables: list[pd.DataFrame]) -> dict[str, str]:
     """The page's sentences from its captures and panels: how many machines the data came from, and, of the
     servers measured on more than one, how many kept their ratio and which moved most."""
-    from iobench.book.phrases import tally, words
+    from iobench.book.phrases import listing, tally, words
+    from iobench.run.profiles import PROFILES
     book = [c for c in found if c.source == "book"]
     given = contributions(found)
     n_book = len(dict.fromkeys(c.machine for c in book))
@@ -343,6 +376,15 @@ def values(found: list[Capture], tables: list[pd.DataFrame]) -> dict[str, str]:
     else:
         hosts_said += "; no reader has contributed a run yet."
     out = {"machines_hosts": hosts_said}
+    brief = sorted({c.source for c in found if c.source != "book" and c.meta.get("profile", {}).get("brief")})
+    full = PROFILES["full"]
+    out["machines_brief"] = (
+        "No contributed run is in a brief profile: each was measured as the book's were." if not brief else
+        f"{'The contributed run' if len(given) == 1 else listing(brief)} {'is' if len(brief) == 1 else 'are'} "
+        "in the brief `mine` profile: each point once, its Java load generators and servers after "
+        f"{_brief_warmups(found, brief)} of warm-up where the book's ran after {full.jvm_warmup_s:g} and "
+        f"{full.server_jvm_warmup_s:g} s, so a Java ratio that moved there is not yet a difference between machines "
+        "(each results page's deep dive says so beside its figure).")
     if not tables:
         out["machines_moved"] = "No server was measured on more than one machine at the same point."
         return out

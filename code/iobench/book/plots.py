@@ -14,6 +14,8 @@ Every server keeps one colour and one marker in every figure of the book (looks.
 """
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt  # the backend is the caller's: inline in a notebook
 import numpy as np
 import pandas as pd
@@ -554,6 +556,36 @@ def machines(tables):
              + "; ".join(hosts) + ").")
     legend_in = 0.25 * ((len(seen) + 1) // 2) + 0.15
     fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
+    return fig
+
+
+def carried(moved, agree: float):
+    """How far each results page's comparisons moved on contributed machines (book.machines.carried): a row per
+    page and comparison, one marker per server and point, at the contribution's ratio over the book's; 1 is a
+    ratio that carried over unchanged, the band around it `agree` (machines.AGREE)."""
+    import matplotlib as mpl
+
+    AGREE = agree
+    labels = list(dict.fromkeys(f"{p}: {c}" for p, c in zip(moved["page"], moved["comparison"])))
+    short = [textwrap.shorten(label, 40, placeholder="...") for label in labels]
+    names = list(dict.fromkeys(moved["machine"]))
+    colours = mpl.colormaps["tab10"].colors
+    fig, ax = plt.subplots(figsize=(figures.COLUMN_IN, 0.36 * len(labels) + 1.6))
+    y = {label: len(labels) - 1 - i for i, label in enumerate(labels)}
+    for i, (m, g) in enumerate(moved.groupby("machine", sort=False)):
+        ys = [y[f"{p}: {c}"] + 0.12 * (i - (len(names) - 1) / 2) for p, c in zip(g["page"], g["comparison"])]
+        ax.plot(g["moved"], ys, linestyle="none", marker="o", alpha=0.7, color=colours[(i + 3) % 10], label=m)
+    ax.axvspan(1 - AGREE, 1 + AGREE, color="grey", alpha=0.15, lw=0)
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_yticks([y[label] for label in labels], short)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("contribution's ratio / the book's (1: unchanged)")
+    ax.legend(fontsize="small", loc="best")
+    describe(fig, f"One marker per server and point; the grey band is within {AGREE * 100:.0f} % of the book's ratio. "
+             "Machines: " + "; ".join(dict.fromkeys(moved["machine"])) + ".")
+    fig.tight_layout()
     return fig
 
 
