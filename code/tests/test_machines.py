@@ -166,6 +166,13 @@ def test_the_page_s_sentences_read_in_every_case():
                                        "measured it; `a` moved most, from 1.00 (m1, x) to 2.00 (m2, y).")
     assert moved["machines_same"].startswith("On one machine, two captures of the same server agreed to within "
                                              "1 % (the one pair)")
+    # the same server on one machine in two captures of two commits: the code may be what moved it
+    code = machines.values(found, [table([("a", "x", "m1", 1.0), ("a", "y", "m2", 1.0), ("a", "z", "m2", 1.5)])
+                                   .assign(commit=["c1", "c1", "c2"])])
+    assert code["machines_same"] == (
+        "On one machine, two captures of the same server differed by at most 50 % (the one pair; the most: `a` on "
+        "m2, measured by commits c1 and c2): a difference between machines smaller than that may be the run's or "
+        "the code's, not the machine's.")
 
 
 def test_the_machines_page_renders_a_contributed_run(tmp_path):

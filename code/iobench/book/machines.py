@@ -248,7 +248,7 @@ def comparisons() -> list:
 def across(ratio, found: list[Capture], summaries: dict | None = None) -> pd.DataFrame:
     """The comparison `ratio` from every capture of its kind that measured its point with its reference: one
     row per capture and server (client, ...) that at least two machines measured; columns row, capture,
-    machine (short(), as a legend names it), host (as its metadata does), ratio."""
+    machine (short(), as a legend names it), host (as its metadata does), commit (the harness's), ratio."""
     import importlib
 
     from iobench import registry
@@ -281,13 +281,14 @@ def across(ratio, found: list[Capture], summaries: dict | None = None) -> pd.Dat
             s = s[s[k].isin(values)]
         r = ratio.ratios(s)
         if len(r):
-            parts.append(r.assign(capture=cap.label(), machine=short(cap.machine), host=cap.machine))
+            parts.append(r.assign(capture=cap.label(), machine=short(cap.machine), host=cap.machine,
+                                  commit=str(cap.meta.get("git", {}).get("commit") or "")[:7]))
     if not parts:
-        return pd.DataFrame(columns=["row", "capture", "machine", "host", "ratio"])
+        return pd.DataFrame(columns=["row", "capture", "machine", "host", "commit", "ratio"])
     table = pd.concat(parts, ignore_index=True)
     machines = table.groupby("row")["machine"].nunique()
     table = table[table["row"].isin(machines[machines >= 2].index)]
-    return table[["row", "capture", "machine", "host", "ratio"]].reset_index(drop=True)
+    return table[["row", "capture", "machine", "host", "commit", "ratio"]].reset_index(drop=True)
 
 
 def panels(found: list[Capture]) -> list[pd.DataFrame]:
@@ -413,10 +414,14 @@ def values(found: list[Capture], tables: list[pd.DataFrame]) -> dict[str, str]:
         twice["spread"] = twice["max"] / twice["min"] - 1
         (row, machine), worst = twice["spread"].idxmax(), twice["spread"].max()
         n = len(twice)
+        pair = t[(t.row == row) & (t.machine == machine)].sort_values("ratio")
+        commits = list(dict.fromkeys(pair["commit"])) if "commit" in pair else []
+        code = (f", measured by {'commits ' + ' and '.join(commits) if len(commits) == 2 else 'different commits'}"
+                if len(commits) > 1 else "")
         out["machines_same"] = (
             f"On one machine, two captures of the same server {'differed' if worst > 0.005 else 'agreed'} "
             + (f"by at most {worst * 100:.0f} % ({'the one pair' if n == 1 else f'{n:,} pairs'}; the most: "
-               f"`{row}` on {machine})" if worst > 0.005 else
+               f"`{row}` on {machine}{code})" if worst > 0.005 else
                f"to within 1 % ({'the one pair' if n == 1 else f'all {n:,} pairs'})")
-            + ": a difference between machines smaller than that may be the run's, not the machine's.")
+            + ": a difference between machines smaller than that may be the run's or the code's, not the machine's.")
     return out
