@@ -191,6 +191,7 @@ def cmd_mine(args) -> int:
 def cmd_contribute(args) -> int:
     """Check a run of the reader's for completeness and pack it under data/machines/ for a pull request."""
     from iobench.book import machines
+    from iobench.data.dataset import machine_name
 
     source = Path(args.source).expanduser()
     try:
@@ -203,7 +204,7 @@ def cmd_contribute(args) -> int:
     here = Path.cwd().resolve()
     shown = dest.resolve().relative_to(here) if dest.resolve().is_relative_to(here) else dest
     print(f"packed {len(manifest['datasets'])} dataset{'s' if len(manifest['datasets']) != 1 else ''} measured on "
-          f"{machines.machine_of(manifest)} into {shown}\n"
+          f"{machine_name(manifest)} into {shown}\n"
           "the book's machines page reads it at the next build (make book); to give it to the book:\n"
           f"  git checkout -b machines-{dest.name} && git add {shown} && git commit -m 'machines: {dest.name}'\n"
           "  and open a pull request")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from iobench.data.dataset import machine_name
 from iobench.run.profiles import DATA
 
 MACHINES = DATA / "machines"
@@ -36,12 +37,6 @@ REQUIRED = ("dataset", "machine", "versions", "git", "profile", "pinning", "star
 
 class Incomplete(ValueError):
     """A run that cannot be packed: each problem on a line of its own."""
-
-
-def machine_of(meta: dict) -> str:
-    """A machine as its captures name it: cores, CPU and kernel (what every meta.json records)."""
-    m = meta.get("machine", {})
-    return f"{m.get('cores', '?')} × {m.get('cpu_model', '?')}, {m.get('kernel', '?')}"
 
 
 def _datasets(folder: Path) -> list[Path]:
@@ -80,7 +75,7 @@ def problems(folder: Path) -> list[str]:
                         "again from a clean checkout")
         if not meta.get("finished_at"):
             said.append(f"{name}: the run did not finish")
-        machines.setdefault(machine_of(meta), []).append(name)
+        machines.setdefault(machine_name(meta), []).append(name)
         if not (ds / "results.csv").exists():
             said.append(f"{name}: no results.csv")
             continue
@@ -189,11 +184,11 @@ def captures(data: Path = DATA) -> list[Capture]:
     found = []
     for meta_file in sorted(data.glob("*/meta.json")):
         meta = json.loads(meta_file.read_text())
-        found.append(Capture(meta_file.parent.name, meta_file.parent, "book", machine_of(meta), meta))
+        found.append(Capture(meta_file.parent.name, meta_file.parent, "book", machine_name(meta), meta))
     for meta_file in sorted((data / "machines").glob("*/*/meta.json")):
         meta = json.loads(meta_file.read_text())
         found.append(Capture(meta_file.parent.name, meta_file.parent, meta_file.parent.parent.name,
-                             machine_of(meta), meta))
+                             machine_name(meta), meta))
     return found
 
 
@@ -229,20 +224,6 @@ def hosts(found: list[Capture]) -> pd.DataFrame:
                      "speed loop (ms)": float(loops.median()) if loops.notna().any() else float("nan"),
                      "which": ", ".join(c.label() for c in caps)})
     return pd.DataFrame(rows)
-
-
-def _signature(ratio) -> tuple:
-    return (ratio.column, ratio.reference, tuple(sorted(ratio.where.items())), ratio.by, ratio.across)
-
-
-def comparisons() -> list:
-    """Every comparison a results page draws of two machines (mine.BESIDE), each once."""
-    from iobench.book.mine import BESIDE
-    seen = {}
-    for ratios in BESIDE.values():
-        for r in ratios:
-            seen.setdefault(_signature(r), r)
-    return list(seen.values())
 
 
 def across(ratio, found: list[Capture], summaries: dict | None = None) -> pd.DataFrame:

@@ -59,6 +59,12 @@ class Summary:
 SLOW_FACTOR = 1.3
 
 
+def machine_name(meta: dict) -> str:
+    """A machine as a capture's meta.json names it: cores, CPU and kernel ("?" for what it does not record)."""
+    m = meta.get("machine", {})
+    return f"{m.get('cores', '?')} × {m.get('cpu_model', '?')}, {m.get('kernel', '?')}"
+
+
 @dataclass
 class Dataset:
     name: str
@@ -75,8 +81,7 @@ class Dataset:
         return self.meta["profile"]["name"]
 
     def machine(self) -> str:
-        m = self.meta["machine"]
-        return f"{m['cores']} × {m['cpu_model']}, {m['kernel']}"
+        return machine_name(self.meta)
 
     def date(self) -> str:
         return self.meta["started_at"][:10]
