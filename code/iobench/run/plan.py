@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from iobench.run import jvmmem
+from iobench.run.kpaths import KPROFILE_COLUMNS
 from iobench.run.probes import SYSCALL_COLUMNS
 from iobench.run.profiles import PROFILES
 from iobench.servers import manifest
@@ -30,6 +31,8 @@ class Plan:
     warmup_s: float = 0.0              # > 0: warm-up seconds per point, at most the profile's
     syscalls: bool = False             # count the server's system calls by kind in each measured run (a
                                        # tracepoint's cost on every call: its CPU columns are not comparable)
+    kprofile: bool = False             # sample the server's stacks, kernel and user, in the points that ask
+                                       # (point.profiled): its CPU per request by path (run/kprofile.py, kpaths.py)
     jvm_memory: bool = False           # a Java server's heap after a full collection and its native memory by
                                        # category, read at rest after each point (run/jvmmem.py; its rates are
                                        # measured with Native Memory Tracking on: not comparable either)
@@ -41,8 +44,9 @@ class Plan:
         return self.points
 
     def measured_columns(self) -> list[str]:
-        """The columns its optional measurements add to a row of any kind: system calls, a JVM's memory."""
-        return (SYSCALL_COLUMNS if self.syscalls else []) + (jvmmem.COLUMNS if self.jvm_memory else [])
+        """The columns its optional measurements add to a row of any kind: system calls, CPU by path, a JVM's memory."""
+        return ((SYSCALL_COLUMNS if self.syscalls else []) + (KPROFILE_COLUMNS if self.kprofile else [])
+                + (jvmmem.COLUMNS if self.jvm_memory else []))
 
     def points_for(self, profile: str) -> tuple:
         """The points a run under this profile measures: a brief profile's (smoke, mine) the smoke selection."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from iobench.data.dataset import PSS_SUMMARY, Dataset, Summary, read_folder, spread
+from iobench.run.kpaths import KPROFILE_SUMMARY
 from iobench.run.probes import SYSCALL_SUMMARY
 from iobench.run.sampler import TCP_COLUMNS
 
 COLUMNS = [
-    "server", "model", "lang", "tool", "loop", "connections", "work_ms", "fraction", "rate", "repeat",
+    "server", "model", "lang", "tool", "loop", "connections", "work_ms", "fraction", "rate", "pipeline", "close",
+    "profiled", "repeat",
     "capacity_rps", "offered_rps", "achieved_rps",
     "offered", "ok", "non2xx", "timeouts", "errors_connect", "resets", "dropped",
     "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms", "mean_ms",
@@ -22,8 +24,10 @@ COLUMNS = [
     "loop_ms_before", "loop_ms_after", "outlier",
     "ok_run", "failure", "raw_file", "hist_file", "server_cpus", "client_cpus", "profile", "run_id", "started_at",
 ]
-KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate"]  # a point: its rate
-# is a fraction of the capacity the closed loop measured in the same repeat, or fixed by the plan
+KEYS = ["server", "tool", "loop", "connections", "work_ms", "fraction", "rate", "pipeline", "close", "profiled"]
+# a point: its rate is a fraction of the capacity the closed loop measured in the same repeat, or fixed by the plan;
+# pipelined, closing or sampled where the plan says (a dataset from before those three has none of them)
+POINT_DEFAULTS = {"pipeline": 1, "close": False, "profiled": False}
 
 
 class OpenDataset(Dataset):
@@ -46,13 +50,14 @@ class OpenDataset(Dataset):
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"),
         },
         after=lambda agg: agg.assign(unserved=agg["conns_served"] < agg["connections"]),  # a connection never answered
-        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY},
+        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY, **KPROFILE_SUMMARY},
         shown=("server", "tool", "loop", "work_ms", "fraction", "rate", "offered_rps", "repeats", "achieved_rps",
                "p50_ms", "p99_ms", "p99_9_ms", "dropped", "timeouts", "stall_s", "conns_served", "generator_bound"),
     )
 
 def load(path: Path, shown_under: str = "replay") -> OpenDataset:
     path, df, meta = read_folder(path, ("ok_run", "generator_bound", "noisy", "outlier"))
+    df = df.assign(**{k: v for k, v in POINT_DEFAULTS.items() if k not in df})
     return OpenDataset(path.name, path, df, meta, {}, shown_under)
 
 

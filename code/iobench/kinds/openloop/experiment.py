@@ -26,6 +26,7 @@ from iobench.load import drivers
 from iobench.run.lifecycle import ServerProcess
 from iobench.kinds.openloop.dataset import COLUMNS, KEYS
 from iobench.kinds.openloop.plans import OpenPlan, OpenPoint
+from iobench.run import kpaths, kprofile
 from iobench.run.probes import SyscallProbe, TcpProbe, syscall_columns, tcp_columns
 from iobench.run.runner import Experiment, Load, Measured, Run, Serving, Turn
 from iobench.servers import manifest
@@ -50,7 +51,8 @@ class OpenLoad:
 
     def stem(self, srv: ServerProcess, point, repeat: int, level: str) -> str:
         """The raw files' name, under raw/."""
-        return f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}-r{repeat}"
+        return (f"{srv.server.id}/{point.tool}-{level}-c{point.connections}-w{point.work_ms:g}"
+                f"{getattr(point, 'suffix', str)()}-r{repeat}")
 
     def target(self, at: Serving, point) -> str:
         """The URL a point's load goes to."""
@@ -62,8 +64,8 @@ class OpenLoad:
 
     def spec(self, run: Run, srv: ServerProcess, point, rate: float, hist: Path | None) -> drivers.LoadSpec:
         """The measured load of a point (its warm-up: the same, for the warm-up's seconds)."""
-        return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=True,
-                                duration_s=self.timing(run)[0], timeout_s=point.timeout_s,
+        return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=not point.close,
+                                pipeline=point.pipeline, duration_s=self.timing(run)[0], timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
 
 
@@ -86,11 +88,14 @@ class OpenExperiment(Experiment):
         return self.plan.points_for(profile)
 
     def meta(self, run: Run) -> dict:
+        if self.plan.kprofile:
+            kprofile.check()  # said before anything is measured (the runner asks for the metadata first)
         measured_s, warmup_s = self.load.timing(run)
         servers = [manifest.get(s) for s in self.plan.servers]
         return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
                          "measured_s": measured_s, "warmup_s": warmup_s},
-                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers}}
+                "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
+                **({"kprofile": kprofile.meta()} if self.plan.kprofile else {})}
 
     def _turns(self, points, profile: str) -> list[Turn]:
         """One server process per server and amount of work (a baseline cannot simulate work),
@@ -129,6 +134,9 @@ class OpenExperiment(Experiment):
         perf = stem + ".perf.txt"  # perf's own output, under raw/
         if self.plan.syscalls:
             probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(perf))
+        folded = stem + ".folded.gz"  # the sampled stacks, folded (run/kprofile.py), under raw/
+        if self.plan.kprofile and point.profiled:
+            probes["kprofile"] = kprofile.KernelProfile(srv.pid, run.writer.raw_path(folded))
         m = run.measure_load(srv, stem, load, probes, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra
@@ -141,7 +149,8 @@ class OpenExperiment(Experiment):
         u = m.usage
         row = {
             "tool": point.tool, "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
-            "fraction": point.fraction, "rate": point.rate,
+            "fraction": point.fraction, "rate": point.rate, "pipeline": point.pipeline, "close": point.close,
+            "profiled": point.profiled,
             "capacity_rps": self.capacity.get(key), "offered_rps": rate if point.loop == "open" else None,
             "achieved_rps": achieved, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
             "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": r.errors_read,
@@ -162,6 +171,10 @@ class OpenExperiment(Experiment):
         if self.plan.syscalls:
             row.update(syscall_columns(m.probes["syscalls"], r.requests),
                        syscalls_file=str(Path("raw") / perf))
+        if "kprofile" in m.probes:
+            got = m.probes["kprofile"]
+            row.update(kpaths.columns(got["stacks"], got["frequency"], r.requests, jvm=srv.server.lang == "Java"),
+                       kprofile_file=str(Path("raw") / folded))
         return row, m
 
     def progress_text(self, row: dict) -> str:

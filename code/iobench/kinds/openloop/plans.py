@@ -16,11 +16,19 @@ class OpenPoint:
     fraction: float = 0.0   # open loop: this share of the closed loop's rate in the same repeat
     rate: float = 0.0       # or this fixed rate (requests per second)
     timeout_s: float = 5.0
+    pipeline: int = 1       # requests each connection keeps outstanding (a closed loop's pipelining)
+    close: bool = False     # a new connection for every request
+    profiled: bool = False  # its server's stacks sampled (a plan with kprofile; run/kprofile.py)
 
     def label(self) -> str:
         level = ("closed" if self.loop == "closed" else f"{self.rate:g}/s" if self.rate
                  else f"{100 * self.fraction:g}% of capacity")
-        return f"{self.tool} {level} c={self.connections} work={self.work_ms:g}ms"
+        return (f"{self.tool} {level} c={self.connections} work={self.work_ms:g}ms" + self.suffix().replace("-", " "))
+
+    def suffix(self) -> str:
+        """What sets the point apart beyond the classic keys, for its label and its raw files' names ('' for none)."""
+        return ((f"-p{self.pipeline}" if self.pipeline > 1 else "") + ("-close" if self.close else "")
+                + ("-profiled" if self.profiled else ""))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,5 +84,27 @@ SYSCALLS = OpenPlan(
     warmup_s=3.0,
     syscalls=True,
 )
-PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS)}
+# Where each model's CPU per request goes, by kernel path and kind of user code (run/kpaths.py): the same servers
+# as the system calls', each with its stacks sampled (perf record -e cpu-clock -g, every task of its process group)
+# in a closed loop of 40 connections kept alive and pipelined 16 deep; and kept alive once more without sampling, in
+# the same process after the sampled run (a JVM warmer then: what sampling costs is not understated), so that what
+# sampling costs is measured beside what it shows. (Closing after every request leaves each server's turn with tens
+# of thousands of TIME_WAIT sockets, a minute's wait before the next: its own dataset, not this one.)
+def _profiled(**how) -> OpenPoint:
+    return OpenPoint("openloop", "closed", 40, profiled=True, **how)
+
+
+KERNEL_PATHS = OpenPlan(
+    dataset="kernel-paths",
+    description="where each server's CPU per request goes, by kernel path and kind of user code: its stacks sampled "
+                "(perf record -e cpu-clock -g on its processes) in a closed loop of 40 connections, kept alive and "
+                "pipelined 16 deep, hello-world; and kept alive unsampled, for what sampling costs",
+    servers=SYSCALL_SERVERS,
+    points=(_profiled(), OpenPoint("openloop", "closed", 40), _profiled(pipeline=16)),
+    smoke_servers=("nginx", "c-epoll", "java-nio"),
+    measured_s=4.0,
+    warmup_s=3.0,
+    kprofile=True,
+)
+PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS, KERNEL_PATHS)}
 

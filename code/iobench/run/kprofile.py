@@ -1,0 +1,177 @@
+"""Where a server's CPU goes, sampled: `perf record -e cpu-clock -g` over the measured window, kept as folded stacks.
+
+The sampling is the kernel's own timer (a software event: this machine has no hardware counters), every 1/FREQUENCY s
+of CPU a task of the server runs (every process of its group, threads and children started later included), kernel
+and user stacks both (the kernel's unwinder; a user stack is as deep
+as its frame pointers let perf walk, often only its innermost frame). Samples are taken only while one of the server's
+tasks is on a CPU, so they add up to about the CPU time its cgroup is charged (the row's server_cpu_s), softirq work
+done in its tasks' context included; what the kernel does for it elsewhere (a softirq in the generator's context, on
+its core) is not the server's here either.
+
+`perf script` turns perf's file into one line per distinct stack (`fold`), the flame-graph tools' format:
+
+    c-epoll;[c-epoll] main;[libc.so.6] __send;entry_SYSCALL_64_[k];...;tcp_sendmsg_[k] 17
+
+task name first, then frames from the outermost to the innermost, kernel ones marked `_[k]`, a user one prefixed
+with its object file in brackets, and the samples' count. perf's own binary file is not kept (it holds the
+addresses of this boot's kernel); the folded stacks, gzipped, are the raw output. book/kpaths.py reads them.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from iobench.run import procs
+from iobench.run.probes import ProbeUnavailable
+from iobench.run.runner import Probe
+
+FREQUENCY = 2999  # samples per second of a task's CPU time: prime, so it never beats with a periodic timer
+EVENT = "cpu-clock"
+
+
+def check() -> None:
+    """Raise ProbeUnavailable, saying why, where perf cannot sample kernel stacks here."""
+    if shutil.which("perf") is None:
+        raise ProbeUnavailable("perf is missing: install linux-perf (code/tools/debian-packages.txt)")
+    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 and paranoid.exists() and int(paranoid.read_text()) > -1:
+        raise ProbeUnavailable(f"sampling kernel stacks needs root or kernel.perf_event_paranoid -1 "
+                               f"(it is {paranoid.read_text().strip()})")
+
+
+def meta() -> dict:
+    """What a dataset's metadata says of its sampling: the event, the frequency, perf's version and the kernel's."""
+    version = subprocess.run(["perf", "--version"], capture_output=True, text=True).stdout.strip()
+    return {"event": EVENT, "frequency_hz": FREQUENCY, "perf": version, "call_graph": "fp (perf record -g)",
+            "attached": "perf record -p: every process of the server's group, threads and children included",
+            "kernel": os.uname().release, "mapping": "iobench/run/kpaths.py"}
+
+
+# `perf script -F comm,tid,ip,sym,dso`: a header line per sample, then one line per frame, innermost first
+_HEADER = re.compile(r"^(?P<comm>\S.*?)\s+(?P<tid>\d+)\s*$")
+_FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s+\((?P<dso>[^()]*)\)\s*$")
+
+
+def frame_name(sym: str, dso: str) -> str:
+    """One frame as folded: a kernel function `name_[k]`; a user one `[object] name` (object: the file's name)."""
+    sym = re.sub(r"\+0x[0-9a-f]+$", "", sym).replace(";", ":") or "[unknown]"
+    if dso.startswith("[kernel") or dso.endswith(".ko") or dso.startswith("[") and dso.endswith("]") and \
+            dso not in ("[unknown]", "[vdso]", "[anon]", "[heap]", "[stack]"):
+        return f"{sym}_[k]"
+    return f"[{Path(dso).name.strip('[]') or 'unknown'}] {sym}"
+
+
+def fold(script: str) -> Counter:
+    """`perf script -F comm,tid,ip,sym,dso` output -> Counter of folded stacks (outermost frame first)."""
+    stacks: Counter = Counter()
+    comm, frames = None, []
+
+    def flush():
+        if comm is not None:
+            stacks[";".join([comm.replace(";", ":").replace(" ", "_"), *reversed(frames)])] += 1
+
+    for line in script.splitlines():
+        if not line.strip():
+            flush()
+            comm, frames = None, []
+            continue
+        if m := _FRAME.match(line):
+            frames.append(frame_name(m["sym"], m["dso"]))
+        elif m := _HEADER.match(line):
+            flush()
+            comm, frames = m["comm"].strip(), []
+    flush()
+    return stacks
+
+
+def write_folded(stacks: Counter, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out, "wt") as f:
+        for stack, n in sorted(stacks.items()):
+            f.write(f"{stack} {n}\n")
+
+
+def read_folded(path: Path) -> Counter:
+    """A folded file (gzipped or not) -> Counter of stacks."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    stacks: Counter = Counter()
+    with opener(path, "rt") as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if stack:
+                stacks[stack] += int(n)
+    return stacks
+
+
+class KernelProfile(Probe):
+    """Sampled stacks of every task of the server's process group during the measured window (perf record -p, started
+    with its events off and switched on through its control pipe, as SyscallProbe's perf stat); stop() folds them
+    into `out` (gzipped) and returns them: {"stacks": Counter, "samples": n, "seconds": n / frequency, "frequency",
+    "file": out}."""
+
+    def __init__(self, pgid: int, out: Path, frequency: int = FREQUENCY):
+        check()
+        self.pgid, self.out, self.frequency = pgid, out, frequency
+        self.data = out.with_name(out.name.replace(".folded.gz", "") + ".perf.data")
+
+    def start(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        pids = procs.process_group_pids(self.pgid) or [self.pgid]
+        ctl_r, ctl_w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                ["perf", "record", "-q", "-e", EVENT, "-F", str(self.frequency), "-g", "-p", ",".join(map(str, pids)),
+                 "-o", str(self.data), "--delay=-1", f"--control=fd:{ctl_r},{ack_w}"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
+            os.close(ctl_r)
+            os.close(ack_w)
+            ctl_r = ack_w = -1
+            os.write(ctl_w, b"enable\n")
+            ready, _, _ = select.select([ack_r], [], [], 10)
+            ack = os.read(ack_r, 64) if ready else b""
+            if not ack.startswith(b"ack"):
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                self.proc.wait()
+                raise ProbeUnavailable(f"perf record did not start sampling (exit {self.proc.returncode}): "
+                                       f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
+            self.ctl, ctl_w = ctl_w, -1  # open until stop(): perf record ends, its file unfinished, when it closes
+        finally:
+            for fd in (ctl_r, ctl_w, ack_r, ack_w):
+                if fd >= 0:
+                    os.close(fd)
+
+    def stop(self) -> dict:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            _, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        finally:
+            os.close(self.ctl)
+        if self.proc.returncode not in (0, -signal.SIGINT, 128 + signal.SIGINT):
+            self.data.unlink(missing_ok=True)
+            raise RuntimeError(f"perf record failed (exit {self.proc.returncode}): "
+                               f"{err.decode(errors='replace')[-300:]}")
+        try:
+            script = subprocess.run(["perf", "script", "-i", str(self.data), "-F", "comm,tid,ip,sym,dso"],
+                                    capture_output=True, text=True, timeout=300)
+            if script.returncode != 0:
+                raise RuntimeError(f"perf script failed (exit {script.returncode}): {script.stderr[-300:]}")
+            stacks = fold(script.stdout)
+        finally:
+            self.data.unlink(missing_ok=True)
+            Path(str(self.data) + ".old").unlink(missing_ok=True)
+        write_folded(stacks, self.out)
+        samples = sum(stacks.values())
+        return {"samples": samples, "seconds": samples / self.frequency, "frequency": self.frequency,
+                "stacks": stacks, "file": self.out}
