@@ -7,7 +7,7 @@ from iobench.run import kpaths, kprofile
 from iobench.run.kpaths import path_of
 
 SCRIPT = """\
-c-epoll 4242
+c-epoll  4242/4242  [000]
 \tffffffff9a0b0c1 copy_user_enhanced_fast_string+0x7 ([kernel.kallsyms])
 \tffffffff9a0b0c2 _copy_from_iter+0x88 ([kernel.kallsyms])
 \tffffffff9a0b0c3 tcp_sendmsg_locked+0x2f1 ([kernel.kallsyms])
@@ -18,10 +18,10 @@ c-epoll 4242
 \t    7f12a3c4d5e6 __send+0x16 (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t    55d1e2f3a4b5 on_writable+0x45 (/work/main/code/c/build/c-epoll)
 
-c-epoll 4242
+c-epoll  4242/4242  [000]
 \t    55d1e2f3a4b6 parse_request+0x12 (/work/main/code/c/build/c-epoll)
 
-c-epoll 4242
+c-epoll  4242/4242  [000]
 \tffffffff9a0b0c1 copy_user_enhanced_fast_string+0x7 ([kernel.kallsyms])
 \tffffffff9a0b0c2 _copy_from_iter+0x88 ([kernel.kallsyms])
 \tffffffff9a0b0c3 tcp_sendmsg_locked+0x2f1 ([kernel.kallsyms])
@@ -32,10 +32,10 @@ c-epoll 4242
 \t    7f12a3c4d5e6 __send+0x16 (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t    55d1e2f3a4b5 on_writable+0x45 (/work/main/code/c/build/c-epoll)
 
-GC Thread#0 77
+GC Thread#0  77/79  [000]
 \t    7f0000001234 G1ParScanThreadState::trim_queue+0x10 (/usr/lib/jvm/temurin-25-jdk-amd64/lib/server/libjvm.so)
 
-java-worker 78
+java-worker  77/78  [000]
 \t    7f0000009999 [unknown] ([unknown])
 """
 
@@ -50,6 +50,40 @@ def test_fold_counts_each_distinct_stack_outermost_first():
     assert stacks["GC_Thread#0;[libjvm.so] G1ParScanThreadState::trim_queue"] == 1
     assert stacks["java-worker;[unknown] [unknown]"] == 1
     assert sum(stacks.values()) == 5
+
+
+TREE = """\
+swapper     0/0     [000] PERF_RECORD_FORK(4242:4242):(1:1)
+c-fork  4242/4242  [000] PERF_RECORD_FORK(4300:4300):(4242:4242)
+c-fork  4300/4300  [000] PERF_RECORD_COMM: c-fork:4300/4300
+bash  5000/5000  [000] PERF_RECORD_FORK(5001:5001):(5000:5000)
+c-fork  4300/4300  [000]
+\t    55d1e2f3a4b6 handle+0x12 (/work/main/code/c/build/c-fork)
+
+c-fork  4242/4242  [000]
+\t    55d1e2f3a4b6 accept_loop+0x12 (/work/main/code/c/build/c-fork)
+
+bash  5001/5001  [000]
+\t    55d1e2f3a4b6 main+0x12 (/usr/bin/bash)
+
+swapper     0/0     [000]
+\tffffffff821f236b pv_native_safe_halt ([kernel.kallsyms])
+\tffffffff821f3e75 default_idle ([kernel.kallsyms])
+
+swapper     0/0     [000]
+\tffffffff821f236b pv_native_safe_halt ([kernel.kallsyms])
+"""
+
+
+def test_on_a_pinned_core_the_server_is_its_process_and_what_it_forked():
+    stacks = kprofile.fold(TREE, root=4242)
+    assert stacks == Counter({"c-fork;[c-fork] handle": 1, "c-fork;[c-fork] accept_loop": 1,
+                              kpaths.OTHER_TASKS: 1, kpaths.IDLE: 2})
+    by = kpaths.split(stacks)
+    assert by["own code"] == 2 and by[kpaths.IDLE] == 2 and by[kpaths.OTHER_TASKS] == 1
+    row = kpaths.columns(stacks, frequency=1000, answered=2)
+    assert row["kp_samples"] == 2 and row["kp_own_code_us_per_req"] == pytest.approx(1000.0)
+    assert row["kp_other_tasks_us_per_req"] == pytest.approx(500.0)
 
 
 def test_folded_file_round_trip(tmp_path):

@@ -159,11 +159,15 @@ def path_of(stack: str, jvm: bool = False) -> str:
     return user_path(task, frames[-1], jvm)
 
 
+IDLE, OTHER_TASKS = "[idle]", "[other tasks]"  # run/kprofile.fold's lines for samples not the server's
+
+
 def split(stacks: Counter, jvm: bool = False) -> Counter:
-    """Counter of folded stacks -> Counter of samples by path (PATHS)."""
+    """Counter of folded stacks -> Counter of the server's samples by path (PATHS); the idle task's and other tasks'
+    samples (on a pinned server's cores) under their own keys."""
     out: Counter = Counter()
     for stack, n in stacks.items():
-        out[path_of(stack, jvm)] += n
+        out[stack if stack in (IDLE, OTHER_TASKS) else path_of(stack, jvm)] += n
     return out
 
 
@@ -173,7 +177,8 @@ def slug(path: str) -> str:
 
 
 COLUMNS = [f"kp_{slug(p)}_us_per_req" for p in PATHS]
-KPROFILE_COLUMNS = ["kp_kernel_us_per_req", "kp_user_us_per_req", *COLUMNS, "kp_samples", "kprofile_file"]
+KPROFILE_COLUMNS = ["kp_kernel_us_per_req", "kp_user_us_per_req", *COLUMNS, "kp_other_tasks_us_per_req",
+                    "kp_samples", "kprofile_file"]
 # a summary's medians of them, where a dataset has them
 KPROFILE_SUMMARY = {c: (c, "median") for c in KPROFILE_COLUMNS if c.endswith("_us_per_req")}
 
@@ -184,6 +189,7 @@ def columns(stacks: Counter, frequency: int, answered: int, jvm: bool = False) -
     def us(n):
         return 1e6 * n / frequency / answered if answered else None
     kernel = sum(by[p] for p in (*KERNEL_PATHS, OTHER_KERNEL))
+    mine = sum(by[p] for p in PATHS)
     return {**{f"kp_{slug(p)}_us_per_req": us(by[p]) for p in PATHS},
-            "kp_kernel_us_per_req": us(kernel), "kp_user_us_per_req": us(sum(by.values()) - kernel),
-            "kp_samples": sum(by.values())}
+            "kp_kernel_us_per_req": us(kernel), "kp_user_us_per_req": us(mine - kernel),
+            "kp_other_tasks_us_per_req": us(by[OTHER_TASKS]), "kp_samples": mine}

@@ -1,12 +1,12 @@
 """Where a server's CPU goes, sampled: `perf record -e cpu-clock -g` over the measured window, kept as folded stacks.
 
 The sampling is the kernel's own timer (a software event: this machine has no hardware counters), every 1/FREQUENCY s
-of CPU a task of the server runs (every process of its group, threads and children started later included), kernel
-and user stacks both (the kernel's unwinder; a user stack is as deep
-as its frame pointers let perf walk, often only its innermost frame). Samples are taken only while one of the server's
-tasks is on a CPU, so they add up to about the CPU time its cgroup is charged (the row's server_cpu_s), softirq work
-done in its tasks' context included; what the kernel does for it elsewhere (a softirq in the generator's context, on
-its core) is not the server's here either.
+of CPU, kernel and user stacks both (the kernel's unwinder; a user stack is as deep as its frame pointers let perf walk,
+often only its innermost frame). With the server pinned, perf samples its cores and keeps the samples of the server's
+own tasks (its process and every process or thread it started), so they add up to about the CPU time its cgroup is
+charged (the row's server_cpu_s), softirq work done in its tasks' context included; the idle task's and other tasks'
+samples on those cores are kept apart (a softirq that runs in the generator's context, on its core, is not the
+server's here either).
 
 `perf script` turns perf's file into one line per distinct stack (`fold`), the flame-graph tools' format:
 
@@ -14,7 +14,7 @@ its core) is not the server's here either.
 
 task name first, then frames from the outermost to the innermost, kernel ones marked `_[k]`, a user one prefixed
 with its object file in brackets, and the samples' count. perf's own binary file is not kept (it holds the
-addresses of this boot's kernel); the folded stacks, gzipped, are the raw output. book/kpaths.py reads them.
+addresses of this boot's kernel); the folded stacks, gzipped, are the raw output. run/kpaths.py names their paths.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 from iobench.run import procs
+from iobench.run.kpaths import IDLE, OTHER_TASKS as OTHER
 from iobench.run.probes import ProbeUnavailable
 from iobench.run.runner import Probe
 
@@ -54,8 +55,10 @@ def meta() -> dict:
             "kernel": os.uname().release, "mapping": "iobench/run/kpaths.py"}
 
 
-# `perf script -F comm,tid,ip,sym,dso`: a header line per sample, then one line per frame, innermost first
-_HEADER = re.compile(r"^(?P<comm>\S.*?)\s+(?P<tid>\d+)\s*$")
+# `perf script -F comm,pid,tid,cpu,ip,sym,dso --show-task-events`: a header line per sample (or a task event), then one
+# line per frame, innermost first
+_HEADER = re.compile(r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<rest>.*)$")
+_FORK = re.compile(r"PERF_RECORD_FORK\((?P<pid>\d+):\d+\):\((?P<ppid>\d+):\d+\)")
 _FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<sym>.*?)\s+\((?P<dso>[^()]*)\)\s*$")
 
 
@@ -68,25 +71,39 @@ def frame_name(sym: str, dso: str) -> str:
     return f"[{Path(dso).name.strip('[]') or 'unknown'}] {sym}"
 
 
-def fold(script: str) -> Counter:
-    """`perf script -F comm,tid,ip,sym,dso` output -> Counter of folded stacks (outermost frame first)."""
+def fold(script: str, root: int | None = None) -> Counter:
+    """`perf script -F comm,pid,tid,cpu,ip,sym,dso --show-task-events` output -> Counter of folded stacks (task
+    name first, outermost frame next). With `root`, a CPU's samples are the server's only where their process
+    descends from `root` (the fork events perf records, those of tasks alive when it started included): the rest
+    are counted under IDLE (the idle task, pid 0) and OTHER (every other task), each one line."""
     stacks: Counter = Counter()
-    comm, frames = None, []
+    tree = {root} if root is not None else None
+    head, frames = None, []
 
     def flush():
-        if comm is not None:
+        if head is None:
+            return
+        comm, pid = head
+        if tree is None or pid in tree:
             stacks[";".join([comm.replace(";", ":").replace(" ", "_"), *reversed(frames)])] += 1
+        else:
+            stacks[IDLE if pid == 0 else OTHER] += 1
 
     for line in script.splitlines():
         if not line.strip():
             flush()
-            comm, frames = None, []
+            head, frames = None, []
             continue
         if m := _FRAME.match(line):
             frames.append(frame_name(m["sym"], m["dso"]))
         elif m := _HEADER.match(line):
             flush()
-            comm, frames = m["comm"].strip(), []
+            head, frames = None, []
+            if "PERF_RECORD_" in m["rest"]:
+                if tree is not None and (f := _FORK.search(m["rest"])) and int(f["ppid"]) in tree:
+                    tree.add(int(f["pid"]))
+                continue
+            head = (m["comm"].strip(), int(m["pid"]))
     flush()
     return stacks
 
@@ -111,24 +128,30 @@ def read_folded(path: Path) -> Counter:
 
 
 class KernelProfile(Probe):
-    """Sampled stacks of every task of the server's process group during the measured window (perf record -p, started
-    with its events off and switched on through its control pipe, as SyscallProbe's perf stat); stop() folds them
-    into `out` (gzipped) and returns them: {"stacks": Counter, "samples": n, "seconds": n / frequency, "frequency",
-    "file": out}."""
+    """Sampled stacks of the server during the measured window, started with perf's events off and switched on
+    through its control pipe, as SyscallProbe's perf stat; stop() folds them into `out` (gzipped) and returns them:
+    {"stacks": Counter, "samples": n (the server's), "seconds", "frequency", "file": out}.
 
-    def __init__(self, pgid: int, out: Path, frequency: int = FREQUENCY):
+    With the server pinned (`cpus`), perf samples those CPUs (-a -C) and keeps the server's tasks by their descent
+    from its process (fold's `root`), the idle task's and other tasks' samples each as one line. Per-CPU events cost
+    a task switch nothing; per-task ones (-p, without pinning) are switched in and out with each of the server's
+    tasks, which costs a server of many processes or threads noticeably (measured here: c-fork's CPU per request
+    more than doubled)."""
+
+    def __init__(self, pgid: int, out: Path, cpus: str | None = None, frequency: int = FREQUENCY):
         check()
-        self.pgid, self.out, self.frequency = pgid, out, frequency
+        self.pgid, self.out, self.cpus, self.frequency = pgid, out, cpus, frequency
         self.data = out.with_name(out.name.replace(".folded.gz", "") + ".perf.data")
 
     def start(self) -> None:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         pids = procs.process_group_pids(self.pgid) or [self.pgid]
+        which = ["-a", "-C", self.cpus] if self.cpus else ["-p", ",".join(map(str, pids))]
         ctl_r, ctl_w = os.pipe()
         ack_r, ack_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                ["perf", "record", "-q", "-e", EVENT, "-F", str(self.frequency), "-g", "-p", ",".join(map(str, pids)),
+                ["perf", "record", "-q", "-e", EVENT, "-F", str(self.frequency), "-g", *which,
                  "-o", str(self.data), "--delay=-1", f"--control=fd:{ctl_r},{ack_w}"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
             os.close(ctl_r)
@@ -163,15 +186,15 @@ class KernelProfile(Probe):
             raise RuntimeError(f"perf record failed (exit {self.proc.returncode}): "
                                f"{err.decode(errors='replace')[-300:]}")
         try:
-            script = subprocess.run(["perf", "script", "-i", str(self.data), "-F", "comm,tid,ip,sym,dso"],
-                                    capture_output=True, text=True, timeout=300)
+            script = subprocess.run(["perf", "script", "-i", str(self.data), "-F", "comm,pid,tid,cpu,ip,sym,dso",
+                                     "--show-task-events"], capture_output=True, text=True, timeout=300)
             if script.returncode != 0:
                 raise RuntimeError(f"perf script failed (exit {script.returncode}): {script.stderr[-300:]}")
-            stacks = fold(script.stdout)
+            stacks = fold(script.stdout, self.pgid if self.cpus else None)
         finally:
             self.data.unlink(missing_ok=True)
             Path(str(self.data) + ".old").unlink(missing_ok=True)
         write_folded(stacks, self.out)
-        samples = sum(stacks.values())
+        samples = sum(n for stack, n in stacks.items() if stack not in (IDLE, OTHER))
         return {"samples": samples, "seconds": samples / self.frequency, "frequency": self.frequency,
                 "stacks": stacks, "file": self.out}

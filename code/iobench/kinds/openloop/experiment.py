@@ -136,7 +136,7 @@ class OpenExperiment(Experiment):
             probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(perf))
         folded = stem + ".folded.gz"  # the sampled stacks, folded (run/kprofile.py), under raw/
         if self.plan.kprofile and point.profiled:
-            probes["kprofile"] = kprofile.KernelProfile(srv.pid, run.writer.raw_path(folded))
+            probes["kprofile"] = kprofile.KernelProfile(srv.pid, run.writer.raw_path(folded), run.server_cpus)
         m = run.measure_load(srv, stem, load, probes, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
         x = r.extra

@@ -86,9 +86,9 @@ SYSCALLS = OpenPlan(
 )
 # Where each model's CPU per request goes, by kernel path and kind of user code (run/kpaths.py): the same servers
 # as the system calls', each with its stacks sampled (perf record -e cpu-clock -g, every task of its process group)
-# in a closed loop of 40 connections kept alive and pipelined 16 deep; and kept alive once more without sampling, in
-# the same process after the sampled run (a JVM warmer then: what sampling costs is not understated), so that what
-# sampling costs is measured beside what it shows. (Closing after every request leaves each server's turn with tens
+# in a closed loop of 40 connections kept alive and pipelined 16 deep; and first kept alive without sampling, in the
+# same process, so that what sampling costs is measured beside what it shows (in a JVM the sampled run is the warmer
+# one, which may hide some of the cost there; a C server's CPU per request does not warm up). (Closing after every request leaves each server's turn with tens
 # of thousands of TIME_WAIT sockets, a minute's wait before the next: its own dataset, not this one.)
 def _profiled(**how) -> OpenPoint:
     return OpenPoint("openloop", "closed", 40, profiled=True, **how)
@@ -100,7 +100,7 @@ KERNEL_PATHS = OpenPlan(
                 "(perf record -e cpu-clock -g on its processes) in a closed loop of 40 connections, kept alive and "
                 "pipelined 16 deep, hello-world; and kept alive unsampled, for what sampling costs",
     servers=SYSCALL_SERVERS,
-    points=(_profiled(), OpenPoint("openloop", "closed", 40), _profiled(pipeline=16)),
+    points=(OpenPoint("openloop", "closed", 40), _profiled(), _profiled(pipeline=16)),
     smoke_servers=("nginx", "c-epoll", "java-nio"),
     measured_s=4.0,
     warmup_s=3.0,
