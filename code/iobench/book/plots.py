@@ -667,3 +667,37 @@ def accept_spread(ds: Dataset, order: list[str]):
     _caption(fig, ds, Notes())
     fig.tight_layout()
     return fig
+
+
+# the colours of the groups of paths a request's CPU goes to (pages/kernel_paths.GROUPS): TCP and IP in blues, the
+# rest of the kernel in warm colours and greys, user code in greens
+PATH_COLORS = ("#08519c", "#3182bd", "#9ecae1", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:gray",
+               "#31a354", "#a1d99b")
+
+
+def where_cpu_goes(panels: dict[str, pd.DataFrame], groups: list[str], ds: Dataset):
+    """A request's CPU by path, one stacked bar per server (µs, medians of the repeats), one panel per load (`panels`:
+    title -> a frame with a row per server and a column per group, in `groups`' stacking order), the servers in the
+    first panel's order; each panel its own scale."""
+    first = next(iter(panels.values()))
+    servers = list(first.index)
+    fig, axes = plt.subplots(1, len(panels), figsize=(figures.COLUMN_IN, 0.26 * len(servers) + 2.4), sharey=True,
+                             squeeze=False)
+    y = np.arange(len(servers))
+    for ax, (title, frame) in zip(axes[0], panels.items()):
+        frame = frame.reindex(servers)
+        left = np.zeros(len(servers))
+        for group, color in zip(groups, PATH_COLORS):
+            width = frame[group].clip(lower=0).fillna(0).values
+            ax.barh(y, width, left=left, color=color, label=group, height=0.75)
+            left += width
+        ax.set_title(title)
+        ax.set_xlabel("CPU µs per request")
+        ax.grid(axis="y", visible=False)
+    axes[0][0].set_yticks(y, servers)
+    axes[0][0].invert_yaxis()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize="small", bbox_to_anchor=(0.5, 0))
+    _caption(fig, ds, Notes())
+    fig.tight_layout(rect=(0, 1.35 / fig.get_figheight(), 1, 1))
+    return fig

@@ -85,11 +85,12 @@ SYSCALLS = OpenPlan(
     syscalls=True,
 )
 # Where each model's CPU per request goes, by kernel path and kind of user code (run/kpaths.py): the same servers
-# as the system calls', each with its stacks sampled (perf record -e cpu-clock -g, every task of its process group)
-# in a closed loop of 40 connections kept alive and pipelined 16 deep; and first kept alive without sampling, in the
-# same process, so that what sampling costs is measured beside what it shows (in a JVM the sampled run is the warmer
-# one, which may hide some of the cost there; a C server's CPU per request does not warm up). (Closing after every request leaves each server's turn with tens
-# of thousands of TIME_WAIT sockets, a minute's wait before the next: its own dataset, not this one.)
+# as the system calls', each with its stacks sampled (perf record -e cpu-clock -g on the server's pinned core, its own
+# tasks kept) in a closed loop of 40 connections kept alive and pipelined 16 deep; and first kept alive without
+# sampling, in the same process, so that what sampling costs is measured beside what it shows (in a JVM the sampled
+# run is the warmer one, which may hide some of the cost there; a C server's CPU per request does not warm up).
+# Closing after every request leaves each server's turn with tens of thousands of TIME_WAIT sockets, a minute's wait
+# before the next: its own dataset, not this one.
 def _profiled(**how) -> OpenPoint:
     return OpenPoint("openloop", "closed", 40, profiled=True, **how)
 

@@ -1,0 +1,249 @@
+"""Where a request's CPU goes, by kernel path and kind of user code: the `kernel-paths` run (run/kpaths.py names the
+paths), read by book/synthesis/side-by-side.md and many-connections.md.
+
+Each server was sampled in a closed loop of 40 connections, kept alive and pipelined 16 deep, and run once more kept
+alive without sampling, in the same process: the CPU per request of the two keep-alive runs says what sampling cost.
+A server the run did not measure (a smoke run measures three) reads n/a, never a KeyError.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from iobench.book.claims import claim
+from iobench.book.pages import key
+from iobench.book.phrases import NA, ids, span, span_of, words
+from iobench.data.report import number
+from iobench.run import kpaths
+from iobench.run import kprofile
+from iobench.run.kprofile import FREQUENCY
+from iobench.servers import manifest
+
+# the figure's and the table's groups of paths, in stacking order (every path in exactly one)
+GROUPS = {
+    "TCP send": ("TCP send",),
+    "TCP receive": ("TCP receive",),
+    "IP, loopback and softirq": ("IP, loopback and softirq",),
+    "system calls": ("system calls",),
+    "epoll, poll, io_uring": ("epoll", "poll and select", "io_uring"),
+    "scheduler and futex": ("scheduler", "futex"),
+    "memory": ("memory",),
+    "other kernel": ("connections", "timers and interrupts", "other kernel"),
+    "user: C, own code and libraries": ("C library", "own code", "other libraries", "unknown user code"),
+    "user: JVM": ("JVM-generated code", "JIT compiler", "GC", "JVM runtime", "JDK native libraries"),
+}
+NET = ("TCP send", "TCP receive", "IP, loopback and softirq")
+KERNEL_GROUPS = tuple(g for g in GROUPS if not g.startswith("user"))
+HANDOFF = ("java-nio-workers", "java-vthread")  # a request handed from the thread that reads to one that answers
+BLOCKING = ("c-fork", "c-prefork", "c-thread", "c-threadpool", "java-thread", "java-threadpool")
+LOOPS = ("nginx", "c-select", "c-poll", "c-epoll", "c-epoll-et", "c-epoll-reuseport", "c-epoll-workers", "c-coroutine",
+         "c-uring", "c-uring-multishot", "java-nio", "java-nio-multi", "java-netty", "java-mina")
+SOFTIRQ = ("do_softirq_[k]", "__do_softirq_[k]", "net_rx_action_[k]")
+
+
+def _col(path: str) -> str:
+    return f"kp_{kpaths.slug(path)}_us_per_req"
+
+
+def order(ds) -> list[str]:
+    """The servers as the plan measured them (nginx, the C servers, the Java servers)."""
+    return list(dict.fromkeys(ds.df.server))
+
+
+def sampled(ds, pipeline: int = 1) -> pd.DataFrame:
+    """The sampled runs at one depth of pipelining, every repeat: a row per run, a column per group (µs of CPU per
+    request), 'kernel', 'user', 'sampled' (their sum) and 'cpu' (the cgroup's CPU per request)."""
+    df = ds.df[ds.df.ok_run & ds.df.profiled & (ds.df.pipeline == pipeline)]
+    out = pd.DataFrame({g: sum(df[_col(p)] for p in paths) for g, paths in GROUPS.items()})
+    return out.assign(server=df.server.values if len(df) else [], repeat=df.repeat.values if len(df) else [],
+                      kernel=df.kp_kernel_us_per_req.values if len(df) else [],
+                      user=df.kp_user_us_per_req.values if len(df) else [],
+                      cpu=df.server_cpu_us_per_req.values if len(df) else [])
+
+
+def by_path(ds, pipeline: int = 1) -> pd.DataFrame:
+    """Medians over the repeats of `sampled`, one row per server in the plan's order, with 'net' (TCP and IP),
+    'kernel %' and 'net %' (of the sampled total) and 'repeats'."""
+    s = sampled(ds, pipeline)
+    if s.empty:
+        return pd.DataFrame(columns=[*GROUPS, "kernel", "user", "cpu", "net", "kernel %", "net %", "repeats"])
+    m = s.groupby("server")[[*GROUPS, "kernel", "user", "cpu"]].median()
+    m = m.assign(net=m[list(NET)].sum(axis=1), repeats=s.groupby("server").size())
+    total = m.kernel + m.user
+    m = m.assign(**{"kernel %": 100 * m.kernel / total, "net %": 100 * m.net / total})
+    return m.reindex([x for x in order(ds) if x in m.index])
+
+
+def pairs(ds) -> pd.DataFrame:
+    """Each repeat's two keep-alive runs of a server, in one process (the unsampled first): their CPU per request
+    ('unsampled', 'sampled') and the change sampling made, in % ('change'); a repeat that lacks either is left out."""
+    df = ds.df[ds.df.ok_run & (ds.df.pipeline == 1)]
+    pair = df.pivot_table(index=["server", "repeat"], columns="profiled", values="server_cpu_us_per_req")
+    if True not in pair or False not in pair:
+        return pd.DataFrame(columns=["server", "repeat", "unsampled", "sampled", "change"])
+    pair = pair.rename(columns={True: "sampled", False: "unsampled"}).dropna()
+    return pair.assign(change=100 * (pair.sampled / pair.unsampled - 1)).reset_index()
+
+
+def overhead(ds) -> pd.DataFrame:
+    """What sampling cost, per server: the change in CPU per request of each repeat's sampled keep-alive run over its
+    unsampled one (`pairs`), in %: median, lowest and highest of the repeats."""
+    g = pairs(ds).groupby("server").change
+    out = pd.DataFrame({"median": g.median(), "min": g.min(), "max": g.max(), "repeats": g.size()})
+    return out.reindex([x for x in order(ds) if x in out.index])
+
+
+def noise(ds) -> pd.Series:
+    """How much a server's unsampled CPU per request moved between repeats, in % of its median: (max - min) /
+    median, per server with two repeats or more; the yardstick sampling's cost is read against."""
+    g = pairs(ds).groupby("server").unsampled
+    spread = 100 * (g.max() - g.min()) / g.median()
+    return spread[g.size() > 1]
+
+
+def receive_in_send(ds) -> pd.Series:
+    """Per server, the share of its TCP-receive samples (keep-alive, sampled, every repeat) taken inside a softirq
+    that one of its own sends raised: on loopback, the generator's socket receiving the answer, on the server's core."""
+    share = {}
+    rows = ds.df[ds.df.ok_run & ds.df.profiled & (ds.df.pipeline == 1) & ds.df.kprofile_file.notna()]
+    for server, g in rows.groupby("server", sort=False):
+        jvm = manifest.get(server).lang == "Java"
+        inside = total = 0
+        for f in g.kprofile_file:
+            for stack, n in kprofile.read_folded(ds.path / f).items():
+                if not stack.startswith("[") and kpaths.path_of(stack, jvm) == "TCP receive":
+                    total += n
+                    inside += n if any(x in stack for x in SOFTIRQ) else 0
+        if total:
+            share[server] = 100 * inside / total
+    return pd.Series(share, dtype=float)
+
+
+def _native(servers) -> list[str]:
+    """The servers whose CPU per request does not warm up: nginx and the C servers (not a JVM)."""
+    return [s for s in servers if manifest.get(s).lang != "Java"]
+
+
+def values(ds) -> dict:
+    """Every number and phrase the pages quote from kernel-paths, its claims checked."""
+    ka, p16, cost, both, moved = by_path(ds, 1), by_path(ds, 16), overhead(ds), pairs(ds), noise(ds)
+    native = _native(cost.index)
+    c_servers = [s for s in ka.index if manifest.get(s).lang == "C"]
+    java = [s for s in ka.index if manifest.get(s).lang == "Java"]
+    handoff = [s for s in HANDOFF if s in ka.index]
+    loops = [s for s in LOOPS if s in ka.index]
+    sched = ka["scheduler and futex"]
+    if len(ka):
+        claim(bool((ka["kernel %"] > 75).all()),
+              "the kernel took more than three quarters of every server's CPU per request at keep-alive",
+              lowest=ka["kernel %"].min())
+    if len(ka) > 1:
+        spread_net = ka.net.max() / ka.net.min()
+        spread_all = (ka.kernel + ka.user).max() / (ka.kernel + ka.user).min()
+        claim(spread_net < spread_all, "TCP and IP per request varied less between the servers than their whole CPU "
+              "per request", net=spread_net, whole=spread_all)
+    blocking = [s for s in BLOCKING if s in ka.index]
+    if handoff and blocking:
+        claim(bool(sched[handoff].min() > sched[blocking].max()), "the servers that hand a request between threads "
+              "spent more in the scheduler and futex per request than any thread or process per connection",
+              handoff=sched[handoff].min(), blocking=sched[blocking].max())
+    if blocking and loops:
+        claim(bool(sched[blocking].min() > 10 * sched[loops].max()), "every thread or process per connection spent "
+              "more than ten times as much in the scheduler and futex per request as any event loop",
+              blocking=sched[blocking].min(), loops=sched[loops].max())
+    if {"nginx", "c-epoll"} <= set(ka.index) & set(p16.index):
+        send = pd.DataFrame({"ka": ka["TCP send"], "p16": p16["TCP send"]})
+        same = abs(send.p16["nginx"] / send.ka["nginx"] - 1) < 0.2
+        claim(bool(same and send.p16["c-epoll"] < send.ka["c-epoll"] / 5),
+              "nginx spent about as much in TCP send per pipelined request as per request one at a time (within "
+              "20 %), c-epoll less than a fifth", nginx=tuple(send.loc["nginx"]), c_epoll=tuple(send.loc["c-epoll"]))
+    inside = receive_in_send(ds)
+    if len(inside):
+        claim(bool((inside > 50).all()), "on every server most TCP-receive samples ran inside a softirq its own send "
+              "raised", lowest=inside.min())
+    if len(p16):
+        claim(bool((p16.kernel + p16.user < ka.kernel + ka.user).reindex(p16.index).all()),
+              "every server's sampled CPU per request was lower pipelined than at one request per round trip")
+    agree = (ka.kernel + ka.user) / ka.cpu
+    if len(agree):
+        claim(bool(agree.between(0.9, 1.1).all()), "the samples added up to the CPU the cgroup charged, within 10 %",
+              lowest=agree.min(), highest=agree.max())
+
+    def at(s, col, frame=ka, spec=".1f"):
+        return number(frame.loc[s, col], spec) if s in frame.index else NA
+
+    out = {
+        "kp_frequency": f"{int(ds.meta.get('kprofile', {}).get('frequency_hz', FREQUENCY)):,}",
+        "kp_servers": words(len(ka)) if len(ka) < 10 else f"{len(ka):,}",
+        "kp_repeats": words(int(ka.repeats.min())) if len(ka) else NA,
+        "kp_kernel_share": span_of(ka["kernel %"], ".0f", " %"),
+        "kp_kernel_share_c": span_of(ka.loc[c_servers, "kernel %"], ".0f", " %"),
+        "kp_net_us": span_of(ka.net, ".1f", " µs"),
+        "kp_net_share": span_of(ka["net %"], ".0f", " %"),
+        "kp_total_us": span_of(ka.kernel + ka.user, ".1f", " µs"),
+        "kp_syscalls_us": span_of(ka["system calls"], ".1f", " µs"),
+        "kp_sched_handoff": span_of(sched[handoff], ".1f", " µs"),
+        "kp_sched_blocking": span_of(sched[blocking], ".1f", " µs"),
+        "kp_sched_loops_max": number(sched[loops].max(), ".2f") + " µs" if loops else NA,
+        "kp_sched_nio2": at("java-nio2", "scheduler and futex", spec=".2f"),
+        "kp_handoff": ids(handoff, NA),
+        "kp_receive_in_send": span_of(inside, ".0f", " %"),
+        "kp_user_c": span_of(ka.loc[c_servers, "user"], ".1f", " µs"),
+        "kp_user_java": span_of(ka.loc[java, "user"], ".1f", " µs"),
+        "kp_user_java_share": span_of(100 * ka.loc[java, "user"] / (ka.kernel + ka.user)[java], ".0f", " %"),
+        "kp_p16_total": span_of(p16.kernel + p16.user, ".2f", " µs"),
+        "kp_p16_kernel_share": span_of(p16["kernel %"], ".0f", " %"),
+        "kp_overhead_native": span_of(cost.loc[native, "median"], "+.0f", " %"),
+        "kp_overhead_java": span_of(cost.loc[[s for s in cost.index if s not in native], "median"], "+.0f", " %"),
+        "kp_overhead_median": number(both.change.median(), "+.0f") + " %" if len(both) else NA,
+        "kp_overhead_middle": span(both.change.quantile(0.25), both.change.quantile(0.75), "+.0f", " %")
+        if len(both) else NA,
+        "kp_overhead_range": span_of(both.change, "+.0f", " %"),
+        "kp_pairs": f"{len(both):,}",
+        "kp_noise": number(moved.median(), ".0f") + " %" if len(moved) else NA,
+        "kp_agree": span(100 * agree.min(), 100 * agree.max(), ".0f", " %") if len(agree) else NA,
+    }
+    out |= {f"kp_send_{key(s)}_{load}": at(s, "TCP send", frame, ".2f") for s in ("nginx", "c-epoll")
+            for load, frame in (("ka", ka), ("p16", p16))}
+    for s in ("c-epoll", "c-uring", "c-uring-multishot", "nginx", "java-netty", "java-vthread", "c-fork", "c-thread"):
+        k = key(s)
+        out |= {f"kp_net_{k}": at(s, "net"), f"kp_total_{k}": number(ka.kernel[s] + ka.user[s], ".1f")
+                if s in ka.index else NA, f"kp_syscalls_{k}": at(s, "system calls"),
+                f"kp_wait_{k}": at(s, "epoll, poll, io_uring"), f"kp_user_{k}": at(s, "user")}
+    return out
+
+
+def table(ds, pipeline: int = 1) -> pd.DataFrame:
+    """The page's table: µs of CPU per request by group (medians), the kernel's share, and the repeats."""
+    m = by_path(ds, pipeline)
+    shown = m[[*GROUPS, "kernel %"]].copy()
+    shown.insert(len(GROUPS), "sampled", m.kernel + m.user)
+    shown.insert(len(GROUPS) + 1, "CPU (cgroup)", m.cpu)
+    return shown.rename_axis("server").reset_index()
+
+
+URING_VS = ("c-epoll", "c-uring", "c-uring-multishot")
+
+
+def loopback(ds) -> dict:
+    """What many-connections quotes: TCP and IP against the rest for c-epoll and the two io_uring servers, and the
+    claim that no interface changes the TCP part."""
+    ka = by_path(ds, 1)
+    have = [s for s in URING_VS if s in ka.index]
+    if len(have) > 1:
+        net = ka.loc[have, "net"]
+        claim(bool(net.max() / net.min() < 1.25), "c-epoll and the io_uring servers spent about the same in TCP and IP "
+              "per request (within 25 %)", at={"servers": ", ".join(have)}, highest=net.max(), lowest=net.min())
+    if {"c-epoll", "c-uring-multishot"} <= set(ka.index):
+        e, m = ka.loc["c-epoll"], ka.loc["c-uring-multishot"]
+        claim(bool(m["system calls"] < e["system calls"] and m["epoll, poll, io_uring"] > e["epoll, poll, io_uring"]),
+              "c-uring-multishot spent less than c-epoll on system-call entry, exit and the socket layer, and more in "
+              "io_uring's own code than c-epoll in epoll's", calls=(m["system calls"], e["system calls"]),
+              wait=(m["epoll, poll, io_uring"], e["epoll, poll, io_uring"]))
+    if {"c-uring", "c-uring-multishot"} <= set(ka.index):
+        claim(bool(ka.loc["c-uring", "epoll, poll, io_uring"] > ka.loc["c-uring-multishot", "epoll, poll, io_uring"]),
+              "c-uring spent more in io_uring's own code per request than c-uring-multishot")
+    rest = ka.kernel + ka.user - ka.net
+    return {f"mc_kp_{what}_{key(s)}": number(v[s], ".1f") if s in v.index else NA
+            for s in URING_VS for what, v in (("net", ka.net), ("rest", rest), ("total", ka.kernel + ka.user),
+                                              ("syscalls", ka["system calls"]),
+                                              ("wait", ka["epoll, poll, io_uring"]))}
