@@ -669,28 +669,37 @@ def accept_spread(ds: Dataset, order: list[str]):
     return fig
 
 
-# the colours of the groups of paths a request's CPU goes to (pages/kernel_paths.GROUPS): TCP and IP in blues, the
-# rest of the kernel in warm colours and greys, user code in greens
-PATH_COLORS = ("#08519c", "#3182bd", "#9ecae1", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:gray",
-               "#31a354", "#a1d99b")
+# the colours of the groups of paths a request's CPU goes to (pages/kernel_paths.GROUPS), in their order: TCP and IP,
+# system calls, the waits, the scheduler, memory and the rest of the kernel, user code
+PATH_COLORS = ("tab:blue", "tab:orange", "tab:red", "tab:purple", "tab:gray", "tab:green")
 
 
 def where_cpu_goes(panels: dict[str, pd.DataFrame], groups: list[str], ds: Dataset):
     """A request's CPU by path, one stacked bar per server (µs, medians of the repeats), one panel per load (`panels`:
     title -> a frame with a row per server and a column per group, in `groups`' stacking order), the servers in the
-    first panel's order; each panel its own scale."""
+    first panel's order; each panel its own scale. A bar more than twice as long as any other in its panel is cut at
+    the scale the others need, its total written at its end."""
     first = next(iter(panels.values()))
     servers = list(first.index)
-    fig, axes = plt.subplots(1, len(panels), figsize=(figures.COLUMN_IN, 0.26 * len(servers) + 2.4), sharey=True,
+    fig, axes = plt.subplots(1, len(panels), figsize=(figures.COLUMN_IN, 0.26 * len(servers) + 1.6), sharey=True,
                              squeeze=False)
     y = np.arange(len(servers))
     for ax, (title, frame) in zip(axes[0], panels.items()):
         frame = frame.reindex(servers)
+        totals = frame[groups].clip(lower=0).fillna(0).sum(axis=1)
+        ranked = totals.sort_values(ascending=False)
+        cut = len(ranked) > 1 and ranked.iloc[0] > 2 * ranked.iloc[1]
+        limit = 1.3 * ranked.iloc[1] if cut else None
         left = np.zeros(len(servers))
         for group, color in zip(groups, PATH_COLORS):
             width = frame[group].clip(lower=0).fillna(0).values
             ax.barh(y, width, left=left, color=color, label=group, height=0.75)
             left += width
+        if cut:
+            ax.set_xlim(0, limit)
+            row = servers.index(ranked.index[0])
+            ax.text(0.98 * limit, row, f"{ranked.iloc[0]:.2f} µs →", ha="right", va="center", color="white",
+                    fontsize="small", fontweight="bold")
         ax.set_title(title)
         ax.set_xlabel("CPU µs per request")
         ax.grid(axis="y", visible=False)
@@ -699,5 +708,5 @@ def where_cpu_goes(panels: dict[str, pd.DataFrame], groups: list[str], ds: Datas
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize="small", bbox_to_anchor=(0.5, 0))
     _caption(fig, ds, Notes())
-    fig.tight_layout(rect=(0, 1.35 / fig.get_figheight(), 1, 1))
+    fig.tight_layout(rect=(0, 0.75 / fig.get_figheight(), 1, 1))  # the legend's three rows below
     return fig
