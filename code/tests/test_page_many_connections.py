@@ -11,13 +11,13 @@ from conftest import ROOT, reads_as_prose
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
-from iobench.book.pages import many_connections as mc
+from iobench.book.pages import kernel_paths, many_connections as mc
 from iobench.book.pages import text
 
 PAGE = ROOT / "book" / "synthesis" / "many-connections.md"
 SECTIONS = {"idle-connections": (mc.idle_connections,), "ten-thousand": (mc.ten_thousand,),
             "io-uring": (mc.io_uring,), "jvm-memory": (mc.jvm_memory,), "c100k": (mc.c100k,),
-            "accept-spread": (mc.accept_spread,)}
+            "accept-spread": (mc.accept_spread,), "kernel-paths": (kernel_paths.loopback,)}
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +131,8 @@ def test_a_smoke_sized_run_reads_and_names_every_value(data):
         "c100k": replace(data["c100k"], data["c100k"].df.server.isin(["c-epoll-workers", "nginx-workers", "c-epoll"])
                          & (data["c100k"].df.idle_conns <= 19_000), smoke=True),
         "accept-spread": replace(data["accept-spread"], data["accept-spread"].df.share == "reuseport", smoke=True),
+        "kernel-paths": replace(data["kernel-paths"], data["kernel-paths"].df.server.isin(["nginx", "c-epoll"])
+                                & (data["kernel-paths"].df.repeat == 1), smoke=True),
     }
     values = glued(small)
     reads_as_prose(values)

@@ -8,7 +8,7 @@ from conftest import ROOT, reads_as_prose, glued_in_prose
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
-from iobench.book.pages import side_by_side as sbs, text
+from iobench.book.pages import kernel_paths, side_by_side as sbs, text
 
 PAGE = ROOT / "book" / "synthesis" / "side-by-side.md"
 GLUED_ON_THE_PAGE = {"fig_sbs_versus", "sx_ex4_beyond"}  # glued by the page's visible cells
@@ -17,7 +17,8 @@ GLUED_ON_THE_PAGE = {"fig_sbs_versus", "sx_ex4_beyond"}  # glued by the page's v
 @pytest.fixture(scope="module")
 def real():
     return {"scale": registry.obtain("scale", "replay"), "idle": registry.obtain("idle-connections", "replay"),
-            "sc": registry.obtain("syscalls", "replay"), "jm": registry.obtain("jvm-memory", "replay")}
+            "sc": registry.obtain("syscalls", "replay"), "jm": registry.obtain("jvm-memory", "replay"),
+            "kp": registry.obtain("kernel-paths", "replay")}
 
 
 def rows(ds, keep):
@@ -41,7 +42,8 @@ def scale_parts(scale, idle, jm):
 
 
 def test_the_replayed_run_gives_every_name_the_page_pastes_and_its_claims_hold(real):
-    values = {**scale_parts(real["scale"], real["idle"], real["jm"]), **sbs.kernel(real["sc"])}
+    values = {**scale_parts(real["scale"], real["idle"], real["jm"]), **sbs.kernel(real["sc"]),
+              **kernel_paths.values(real["kp"])}
     pasted = glued_in_prose(PAGE)   # less the caption of its figure of both machines
     assert pasted - GLUED_ON_THE_PAGE <= set(values), sorted(pasted - GLUED_ON_THE_PAGE - set(values))
     reads_as_prose(values)

@@ -64,8 +64,9 @@ class OpenLoad:
 
     def spec(self, run: Run, srv: ServerProcess, point, rate: float, hist: Path | None) -> drivers.LoadSpec:
         """The measured load of a point (its warm-up: the same, for the warm-up's seconds)."""
-        return drivers.LoadSpec(tool=point.tool, connections=point.connections, keepalive=not point.close,
-                                pipeline=point.pipeline, duration_s=self.timing(run)[0], timeout_s=point.timeout_s,
+        return drivers.LoadSpec(tool=point.tool, connections=point.connections,
+                                keepalive=not getattr(point, "close", False), pipeline=getattr(point, "pipeline", 1),
+                                duration_s=self.timing(run)[0], timeout_s=point.timeout_s,
                                 rate=0.0 if point.loop == "closed" else rate, hist=str(hist or ""))
 
 
@@ -135,7 +136,7 @@ class OpenExperiment(Experiment):
         if self.plan.syscalls:
             probes["syscalls"] = SyscallProbe(srv.pid, run.writer.raw_path(perf))
         folded = stem + ".folded.gz"  # the sampled stacks, folded (run/kprofile.py), under raw/
-        if self.plan.kprofile and point.profiled:
+        if self.plan.kprofile and getattr(point, "profiled", False):
             probes["kprofile"] = kprofile.KernelProfile(srv.pid, run.writer.raw_path(folded), run.server_cpus)
         m = run.measure_load(srv, stem, load, probes, warmup_s=warmup_s)
         r = driver.parse(m.output, m.code)
@@ -149,8 +150,9 @@ class OpenExperiment(Experiment):
         u = m.usage
         row = {
             "tool": point.tool, "loop": point.loop, "connections": point.connections, "work_ms": point.work_ms,
-            "fraction": point.fraction, "rate": point.rate, "pipeline": point.pipeline, "close": point.close,
-            "profiled": point.profiled,
+            "fraction": point.fraction, "rate": point.rate,
+            **({"pipeline": point.pipeline, "close": point.close, "profiled": point.profiled}
+               if isinstance(point, OpenPoint) else {}),  # a kind built on this one (rpc) has points of its own
             "capacity_rps": self.capacity.get(key), "offered_rps": rate if point.loop == "open" else None,
             "achieved_rps": achieved, "offered": x.get("offered"), "ok": r.requests, "non2xx": r.non2xx,
             "timeouts": r.errors_timeout, "errors_connect": r.errors_connect, "resets": r.errors_read,
