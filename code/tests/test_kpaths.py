@@ -6,7 +6,7 @@ import pytest
 from iobench.run import kpaths, kprofile
 from iobench.run.kpaths import path_of
 
-SCRIPT = """\
+SENT = """\
 c-epoll  4242/4242  [000]
 \tffffffff9a0b0c1 copy_user_enhanced_fast_string+0x7 ([kernel.kallsyms])
 \tffffffff9a0b0c2 _copy_from_iter+0x88 ([kernel.kallsyms])
@@ -16,22 +16,14 @@ c-epoll  4242/4242  [000]
 \tffffffff9a0b0c6 do_syscall_64+0x5b ([kernel.kallsyms])
 \tffffffff9a0b0c7 entry_SYSCALL_64_after_hwframe+0x6e ([kernel.kallsyms])
 \t    7f12a3c4d5e6 __send+0x16 (/usr/lib/x86_64-linux-gnu/libc.so.6)
-\t    55d1e2f3a4b5 on_writable+0x45 (/work/main/code/c/build/c-epoll)
+\t    55d1e2f3a4b5 on_writable+0x45 (/srv/iom/code/c/build/c-epoll)
 
+"""
+SCRIPT = SENT + """\
 c-epoll  4242/4242  [000]
-\t    55d1e2f3a4b6 parse_request+0x12 (/work/main/code/c/build/c-epoll)
+\t    55d1e2f3a4b6 parse_request+0x12 (/srv/iom/code/c/build/c-epoll)
 
-c-epoll  4242/4242  [000]
-\tffffffff9a0b0c1 copy_user_enhanced_fast_string+0x7 ([kernel.kallsyms])
-\tffffffff9a0b0c2 _copy_from_iter+0x88 ([kernel.kallsyms])
-\tffffffff9a0b0c3 tcp_sendmsg_locked+0x2f1 ([kernel.kallsyms])
-\tffffffff9a0b0c4 tcp_sendmsg+0x28 ([kernel.kallsyms])
-\tffffffff9a0b0c5 __sys_sendto+0x11b ([kernel.kallsyms])
-\tffffffff9a0b0c6 do_syscall_64+0x5b ([kernel.kallsyms])
-\tffffffff9a0b0c7 entry_SYSCALL_64_after_hwframe+0x6e ([kernel.kallsyms])
-\t    7f12a3c4d5e6 __send+0x16 (/usr/lib/x86_64-linux-gnu/libc.so.6)
-\t    55d1e2f3a4b5 on_writable+0x45 (/work/main/code/c/build/c-epoll)
-
+""" + SENT + """\
 GC Thread#0  77/79  [000]
 \t    7f0000001234 G1ParScanThreadState::trim_queue+0x10 (/usr/lib/jvm/temurin-25-jdk-amd64/lib/server/libjvm.so)
 
@@ -58,10 +50,10 @@ c-fork  4242/4242  [000] PERF_RECORD_FORK(4300:4300):(4242:4242)
 c-fork  4300/4300  [000] PERF_RECORD_COMM: c-fork:4300/4300
 bash  5000/5000  [000] PERF_RECORD_FORK(5001:5001):(5000:5000)
 c-fork  4300/4300  [000]
-\t    55d1e2f3a4b6 handle+0x12 (/work/main/code/c/build/c-fork)
+\t    55d1e2f3a4b6 handle+0x12 (/srv/iom/code/c/build/c-fork)
 
 c-fork  4242/4242  [000]
-\t    55d1e2f3a4b6 accept_loop+0x12 (/work/main/code/c/build/c-fork)
+\t    55d1e2f3a4b6 accept_loop+0x12 (/srv/iom/code/c/build/c-fork)
 
 bash  5001/5001  [000]
 \t    55d1e2f3a4b6 main+0x12 (/usr/bin/bash)

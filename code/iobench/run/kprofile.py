@@ -21,7 +21,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from iobench.run import procs
 from iobench.run.kpaths import IDLE, OTHER_TASKS as OTHER
-from iobench.run.probes import ProbeUnavailable
+from iobench.run.probes import ProbeUnavailable, start_perf
 from iobench.run.runner import Probe
 
 FREQUENCY = 2999  # samples per second of a task's CPU time: prime, so it never beats with a periodic timer
@@ -147,30 +146,10 @@ class KernelProfile(Probe):
         self.out.parent.mkdir(parents=True, exist_ok=True)
         pids = procs.process_group_pids(self.pgid) or [self.pgid]
         which = ["-a", "-C", self.cpus] if self.cpus else ["-p", ",".join(map(str, pids))]
-        ctl_r, ctl_w = os.pipe()
-        ack_r, ack_w = os.pipe()
-        try:
-            self.proc = subprocess.Popen(
-                ["perf", "record", "-q", "-e", EVENT, "-F", str(self.frequency), "-g", *which,
-                 "-o", str(self.data), "--delay=-1", f"--control=fd:{ctl_r},{ack_w}"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
-            os.close(ctl_r)
-            os.close(ack_w)
-            ctl_r = ack_w = -1
-            os.write(ctl_w, b"enable\n")
-            ready, _, _ = select.select([ack_r], [], [], 10)
-            ack = os.read(ack_r, 64) if ready else b""
-            if not ack.startswith(b"ack"):
-                if self.proc.poll() is None:
-                    self.proc.kill()
-                self.proc.wait()
-                raise ProbeUnavailable(f"perf record did not start sampling (exit {self.proc.returncode}): "
-                                       f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
-            self.ctl, ctl_w = ctl_w, -1  # open until stop(): perf record ends, its file unfinished, when it closes
-        finally:
-            for fd in (ctl_r, ctl_w, ack_r, ack_w):
-                if fd >= 0:
-                    os.close(fd)
+        self.proc, self.ctl = start_perf(
+            ["perf", "record", "-q", "-e", EVENT, "-F", str(self.frequency), "-g", *which, "-o", str(self.data)],
+            "perf record did not start sampling")  # its control pipe open until stop(): perf record ends, its file
+        # unfinished, when it sees the pipe closed
 
     def stop(self) -> dict:
         self.proc.send_signal(signal.SIGINT)

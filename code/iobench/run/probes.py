@@ -89,6 +89,37 @@ def parse_perf_stat(text: str) -> dict[str, int]:
     return out
 
 
+def start_perf(argv: list[str], failed: str) -> tuple[subprocess.Popen, int]:
+    """Start a perf command (`argv`, without its control options) with its events off, switch them on through its
+    control pipe and wait for its acknowledgement: measuring starts at a known moment. (perf writes its output file
+    only when it stops, so the file cannot tell that it has attached.) Returns the process and the write end of the
+    control pipe, for the caller to close when perf may see it closed; ProbeUnavailable, starting with `failed`,
+    where perf did not acknowledge."""
+    ctl_r, ctl_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    try:
+        proc = subprocess.Popen([*argv, "--delay=-1", f"--control=fd:{ctl_r},{ack_w}"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
+        os.close(ctl_r)
+        os.close(ack_w)
+        ctl_r = ack_w = -1
+        os.write(ctl_w, b"enable\n")
+        ready, _, _ = select.select([ack_r], [], [], 10)
+        ack = os.read(ack_r, 64) if ready else b""
+        if not ack.startswith(b"ack"):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            raise ProbeUnavailable(f"{failed} (exit {proc.returncode}): "
+                                   f"{proc.stderr.read().decode(errors='replace')[-300:]}")
+        ctl, ctl_w = ctl_w, -1
+        return proc, ctl
+    finally:
+        for fd in (ctl_r, ctl_w, ack_r, ack_w):
+            if fd >= 0:
+                os.close(fd)
+
+
 class SyscallProbe(Probe):
     """The server's system calls by kind while the load runs, counted by the kernel's tracepoints with
     `perf stat` (in-kernel counters: the process is never stopped, as `strace -c` stops it at every call;
@@ -101,35 +132,13 @@ class SyscallProbe(Probe):
         self.kinds = syscall_tracepoints()
 
     def start(self) -> None:
-        """Attach perf with its counters off, then switch them on through its control pipe and wait for its
-        acknowledgement: counting starts at a known moment. (perf writes its output file only when it stops, so
-        the file cannot tell that it has attached.)"""
+        """Attach perf stat, counting from a known moment (start_perf)."""
         pids = procs.process_group_pids(self.pgid) or [self.pgid]
         events = ["raw_syscalls:sys_enter"] + [e for names in self.kinds.values() for e in names]
         self.out.parent.mkdir(parents=True, exist_ok=True)
-        ctl_r, ctl_w = os.pipe()
-        ack_r, ack_w = os.pipe()
-        try:
-            self.proc = subprocess.Popen(["perf", "stat", "-x,", "-o", str(self.out), "-e", ",".join(events),
-                                          "--delay=-1", f"--control=fd:{ctl_r},{ack_w}",
-                                          "-p", ",".join(map(str, pids))],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(ctl_r, ack_w))
-            os.close(ctl_r)
-            os.close(ack_w)
-            ctl_r = ack_w = -1
-            os.write(ctl_w, b"enable\n")
-            ready, _, _ = select.select([ack_r], [], [], 10)
-            ack = os.read(ack_r, 64) if ready else b""
-            if not ack.startswith(b"ack"):
-                if self.proc.poll() is None:
-                    self.proc.kill()
-                self.proc.wait()
-                raise ProbeUnavailable(f"perf stat did not start counting (exit {self.proc.returncode}): "
-                                       f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
-        finally:
-            for fd in (ctl_r, ctl_w, ack_r, ack_w):
-                if fd >= 0:
-                    os.close(fd)
+        self.proc, ctl = start_perf(["perf", "stat", "-x,", "-o", str(self.out), "-e", ",".join(events),
+                                     "-p", ",".join(map(str, pids))], "perf stat did not start counting")
+        os.close(ctl)  # perf stat goes on counting after its control pipe closes
 
     def stop(self) -> dict[str, int]:
         """{kind: calls} and 'total': every system call of the group in the window."""
