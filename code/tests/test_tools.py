@@ -144,7 +144,13 @@ def test_makefile_installs_with_constraints_and_reinstalls_when_they_change(tmp_
 
     assert "pip" not in dry_run()
     os.utime(tmp_path / "constraints.txt", (2_000_000_100, 2_000_000_100))
-    assert re.search(r"pip install .*-r requirements\.txt -c constraints\.txt", dry_run())
+    steps = dry_run()
+    # uv, at its pinned version, installs the pins (pip's resolver took a minute of every fresh build),
+    # into the environment, with the bytecode compiled as pip would, and with its cache in the project
+    assert re.search(r"-m pip install .*-c constraints\.txt uv$", steps, re.M)
+    assert re.search(r"UV_CACHE_DIR=\S*/\.cache/uv \S*/bin/uv pip install --python \S*/bin/python .*--compile-bytecode"
+                     r"[\s\\]+-r requirements\.txt -c constraints\.txt", steps)
+    assert "uv" in pins(ROOT / "requirements.txt") and "uv" in pins(ROOT / "constraints.txt")
 
 
 # --- find-jdk --------------------------------------------------------------------------------------
