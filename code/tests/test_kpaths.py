@@ -178,3 +178,41 @@ def test_no_frame_matches_two_rules_in_a_way_the_order_hides():
     assert set(typical) == set(kpaths.KERNEL_PATHS)
     for path, fn in typical.items():
         assert kpaths.kernel_path(["[srv] main", f"{fn}_[k]"]) == path, fn
+
+
+# --- the RPC providers sampled (rpc-kernel-paths) ---------------------------------------------------
+
+def test_the_rpc_plan_samples_each_provider_beside_the_same_load_unsampled_in_one_process():
+    from iobench import registry
+    from iobench.kinds.rpc.dataset import KEYS
+    from iobench.kinds.rpc.experiment import RpcLoad
+    from iobench.kinds.rpc.plans import PROVIDERS, RPC_KERNEL_PATHS as plan
+    assert plan.kprofile and set(plan.servers) == set(PROVIDERS) and "profiled" in KEYS
+    assert set(kpaths.KPROFILE_COLUMNS) <= set(registry.experiment("rpc-kernel-paths").columns)
+    assert not set(kpaths.KPROFILE_COLUMNS) & set(registry.experiment("rpc-provider").columns)
+    plain, sampled = [p for p in plan.points if p.rate == 5000.0]
+    assert not plain.profiled and sampled.profiled and plain.setting() == sampled.setting()  # one JVM, no restart
+    assert plan.points.index(plain) < plan.points.index(sampled)  # the unsampled run is not after perf's
+    assert all(p.loop == "open" and p.rate and p.connections == 64 for p in plan.points)  # rpc-syscalls' load
+
+    class Srv:  # what stem() reads of a server process
+        class server:
+            id = "rpc-netty"
+    stems = {RpcLoad(plan).stem(Srv, p, 1, "r5000") for p in (plain, sampled)}
+    assert len(stems) == 2 and any(s.endswith("-profiled-r1") for s in stems)
+
+
+def test_an_rpc_dataset_captured_before_sampling_reads_as_unsampled(tmp_path):
+    import csv
+    import json
+    from iobench.kinds.rpc.dataset import COLUMNS, load
+    old = [c for c in COLUMNS if c not in ("profiled", "pipeline", "close")]
+    with open(tmp_path / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old)
+        w.writeheader()
+        w.writerow({c: "" for c in old} | {"server": "rpc-netty", "experiment": "sweep", "ok_run": "True",
+                                          "generator_bound": "False", "noisy": "False", "outlier": "False",
+                                          "repeat": "1", "connections": "64", "ok": "10"})
+    (tmp_path / "meta.json").write_text(json.dumps({"profile": "full"}))
+    ds = load(tmp_path)
+    assert ds.df["profiled"].tolist() == [False]

@@ -7,6 +7,7 @@ from iobench.data.dataset import PSS_SUMMARY, Summary, read_battery, read_folder
 from iobench.kinds.openloop.dataset import COLUMNS as OPEN_COLUMNS
 from iobench.kinds.openloop.dataset import OpenDataset
 from iobench.run import jvmmem
+from iobench.run.kpaths import KPROFILE_SUMMARY
 from iobench.run.probes import SYSCALL_SUMMARY
 
 # The columns the providers' settings and their JVMs add to the open-loop table, before its repeat.
@@ -15,7 +16,7 @@ EXTRA = ["experiment", "keep_alive_requests", "close_every", "pool", "via", "win
          "jvm_safepoints", "jvm_gc_pauses", "jvm_safepoint_max_ms", "jvm_safepoint_ms", "jvm_log_file"]
 COLUMNS = OPEN_COLUMNS[:OPEN_COLUMNS.index("repeat")] + EXTRA + OPEN_COLUMNS[OPEN_COLUMNS.index("repeat"):]
 KEYS = ["experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "close_every",
-        "pool", "via", "jvm", "window", "fraction", "rate"]
+        "pool", "via", "jvm", "window", "fraction", "rate", "profiled"]
 
 
 class RpcDataset(OpenDataset):
@@ -36,7 +37,7 @@ class RpcDataset(OpenDataset):
             "client_cpu_pct": ("client_cpu_pct", "median"), "generator_bound": ("generator_bound", "any"),
             "noisy": ("noisy", "any"), "outliers": ("outlier", "sum"), "conns_served": ("conns_served", "min"),
         },
-        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY, **jvmmem.SUMMARY},
+        optional={**SYSCALL_SUMMARY, **PSS_SUMMARY, **jvmmem.SUMMARY, **KPROFILE_SUMMARY},
         shown=("experiment", "server", "tool", "loop", "connections", "work_ms", "keep_alive_requests", "offered_rps",
                "repeats", "achieved_rps", "p50_ms", "p99_ms", "dropped", "timeouts", "cpu_us_per_req",
                "generator_bound"),
@@ -47,6 +48,9 @@ def load(path: Path, shown_under: str = "replay") -> RpcDataset:
     if "close_every" not in df.columns:  # captured before the generator could close every N calls
         df["close_every"] = 0
     df["jvm"] = df["jvm"].astype(object).fillna("") if "jvm" in df.columns else ""  # no extra flags (or none then)
+    # the open loop's pipelining, closing and sampling are open-loop points' own: a provider's call is never
+    # pipelined, closes as close_every says, and was not sampled where no column says so (captured before)
+    df["profiled"] = df["profiled"].astype(object).fillna(False).astype(bool) if "profiled" in df.columns else False
     for col in ("server_user_s", "server_sys_s", "server_softirq_s", "jvm_safepoint_max_ms", "jvm_safepoint_ms"):
         if col not in df.columns:  # captured before the CPU split and the JVMs' safepoint logs
             df[col] = float("nan")

@@ -67,8 +67,9 @@ class RpcLoad(OpenLoad):
     def stem(self, srv: ServerProcess, point: RpcPoint, repeat: int, level: str) -> str:
         via = "-via-consumer" if point.via else ""
         window = f"-window{point.window}" if point.window else ""
+        sampled = "-profiled" if point.profiled else ""
         return (f"{srv.server.id}/{point.experiment}-{point.tool}-{level}-c{point.connections}-"
-                f"{setting_stem(point, point.close_every)}{via}{window}-r{repeat}")
+                f"{setting_stem(point, point.close_every)}{via}{window}{sampled}-r{repeat}")
 
     def target(self, at: Serving, point: RpcPoint) -> str:
         """A point through the consumer loads the consumer (held beside the provider); the others, the provider."""
@@ -263,7 +264,7 @@ class RpcExperiment(Experiment):
         row.update(experiment=point.experiment, keep_alive_requests=point.keep_alive_requests,
                    close_every=point.close_every, pool=point.pool,
                    via=point.via, window=point.window, jvm=point.jvm, transport=transport, codec=codec,
-                   threads=point.threads, consumer_cpu_s=consumer_cpu,
+                   threads=point.threads, profiled=point.profiled, consumer_cpu_s=consumer_cpu,
                    consumer_cpu_us_per_req=1e6 * consumer_cpu / row["ok"] if consumer_cpu and row["ok"] else None,
                    **jvmlog.read_window(run.writer.staging / log if log else None, u.started_epoch, u.ended_epoch),
                    jvm_log_file=log or None)

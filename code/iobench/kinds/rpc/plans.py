@@ -33,6 +33,7 @@ class RpcPoint:
     window: int = 0                # warmup: which window since the process started (1, 2, ...); keepalive: turn
     jvm: str = ""                  # JVM flags beyond the book's JAVA_FLAGS (a heap setting), space-separated
     timeout_s: float = 5.0
+    profiled: bool = False         # its provider's stacks sampled (a plan with kprofile; run/kprofile.py)
 
     def setting(self) -> tuple:
         """What one provider process is started with: points of one setting share a process."""
@@ -45,6 +46,7 @@ class RpcPoint:
         extra += (" via consumer" if self.via else "") + (f" window {self.window}" if self.window else "")
         extra += f" close every {self.close_every}" if self.close_every else ""
         extra += f" jvm {self.jvm}" if self.jvm else ""
+        extra += " profiled" if self.profiled else ""
         return f"{self.experiment} {self.tool} {level} c={self.connections} {ka}{extra}"
 
 
@@ -172,4 +174,25 @@ RPC_LOOPS = RpcPlan(
     flame_s=0.0,
     jvm_memory=True,
 )
-PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS, RPC_LOOPS)}
+# Where a call's CPU goes in the kernel and in user code, where rpc-syscalls counted what each provider asks of the
+# kernel: the open loop at the same two fixed rates on 64 keep-alive connections, the providers' stacks sampled
+# (run/kprofile.py, grouped by run/kpaths.py); at 5,000 calls/s the same load unsampled first, in the same process,
+# so that the sampling's cost is measured beside what it samples.
+KPATH_POINTS = (RpcPoint("kpaths", loop="open", connections=64, rate=5000.0),
+                *(RpcPoint("kpaths", loop="open", connections=64, rate=r, profiled=True) for r in (5000.0, 2000.0)))
+RPC_KERNEL_PATHS = RpcPlan(
+    dataset="rpc-kernel-paths",
+    description="source write-up 004's four providers at 2,000 and 5,000 calls/s on 64 keep-alive connections (the "
+                "book's open loop), each provider's CPU per call by kernel path and user library from its sampled "
+                "stacks (perf record -e cpu-clock -g on its core), and at 5,000/s the same load unsampled",
+    servers=PROVIDERS,
+    points=KPATH_POINTS,
+    smoke_points=KPATH_POINTS[:2],
+    smoke_servers=("rpc-netty",),
+    jvm_warmup_s=(("rpc-", 60.0),),
+    measured_s=4.0,
+    flame_s=0.0,
+    kprofile=True,
+)
+PLANS = {plan.dataset: plan for plan in (RPC_PROVIDER, RPC_KEEPALIVE, RPC_TAIL, RPC_SYSCALLS, RPC_LOOPS,
+                                         RPC_KERNEL_PATHS)}
