@@ -88,3 +88,20 @@ def test_the_cost_of_sampling_pairs_the_runs_of_one_repeat(published):
     short = copy.copy(published)
     short.df = df.drop(first).reset_index(drop=True)
     assert kp.overhead(short).loc["c-epoll", "repeats"] == fewer - 1
+
+
+def test_what_pipelining_saved_is_said_as_kernel_time_with_one_server_s_numbers(published):
+    with recording() as checked:
+        values = kp.values(published)
+    assert any("pipelining saved" in c.sentence for c in checked)
+    assert values["kp_p16_saved_kernel"] != NA and "%" in values["kp_p16_saved_kernel"]
+    said = values["kp_p16_example"].data
+    assert said.startswith("`java-netty`'s CPU per request fell from ") and " its kernel time from " in said
+    # a run without java-netty says the same of a server it has; a run with nothing pipelined says nothing false
+    other = kp.values(cut(published, ("nginx", "c-epoll", "java-nio"))).get("kp_p16_example").data
+    assert other.startswith("`c-epoll`'s CPU per request fell from ")
+    none = cut(published)
+    none.df = none.df[none.df.pipeline == 1].reset_index(drop=True)
+    with recording():
+        empty = kp.values(none)
+    assert empty["kp_p16_saved_kernel"] == NA and empty["kp_p16_example"].data == NA
