@@ -36,17 +36,18 @@ system:
 ## Virtual environment with pinned packages and the three kernels.
 # requirements.txt names the packages; constraints.txt pins everything they pull in.
 setup: system $(STAMP) vegeta
-# What the pages and tests need, the three slow steps side by side (none measures anything): the environment
-# with its kernels, vegeta, and code/ (its C build in parallel, its Maven builds one after another, as they
-# share .cache/m2). Each step's output is shown whole when it ends. On the book's 2-core machine from a clean
-# clone: 90 s, against 132 s one after another; the environment alone took 63 s with pip (58 of them pip's
-# resolver and installs, from its cache), about 20 with uv (installed by pip, from an empty cache in .cache/uv).
+# What the pages need, the two slow steps side by side (none measures anything): the environment with its
+# kernels, and code/ (its C build in parallel, its Maven builds one after another, as they share .cache/m2).
+# Each step's output is shown whole when it ends. On the book's 2-core machine from a clean clone, alone: the
+# environment 21 s with uv (installed by pip, from an empty cache in .cache/uv; pip's resolver and installs took
+# 58 s from a warm cache), code/ 42 s. Both are CPU-bound, so side by side saves little on two cores.
+# vegeta (30 s) is built only for what measures or tests with it (test, test-live, bench, mine): no page runs it.
 ready: system
-	$(MAKE) -j3 --output-sync=target $(STAMP) vegeta code
+	$(MAKE) -j2 --output-sync=target $(STAMP) code
 $(STAMP): requirements.txt constraints.txt code/tools/install_kernels.py code/tools/find-jdk
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt uv
-	UV_CACHE_DIR=$(abspath .cache/uv) $(VENV)/bin/uv pip install --python $(VENV)/bin/python --quiet --compile-bytecode \
+	UV_CACHE_DIR=$(abspath .cache/uv) $(VENV)/bin/uv pip install --python $(VENV)/bin/python --quiet \
 	    -r requirements.txt -c constraints.txt
 	$(VENV)/bin/python code/tools/install_kernels.py
 	touch $@
@@ -84,7 +85,7 @@ code:
 # student edition, the site test in Chromium and the glued numbers all read that one build.
 # The harness's live side is covered by the unit tests (one smoke capture per experiment kind, read
 # by each page's reader: test_smoke_captures.py); `make test-live` executes every page live.
-test: ready lint unit
+test: ready vegeta lint unit
 	code/tools/build-book
 	$(MAKE) book-checks BUILT=.
 
@@ -92,7 +93,7 @@ test: ready lint unit
 # page's cells): the whole book executed with every benchmark cell measuring briefly
 # (IOBENCH_PROFILE=smoke) from scratch into _build/test-live/, its student edition and site checked
 # as make test checks the replay build's, then the tests marked live (pytest -m live).
-test-live: ready
+test-live: ready vegeta
 	rm -rf _build/test-live _build/test-live-student
 	IOBENCH_PROFILE=smoke code/tools/build-book . _build/test-live
 	$(MAKE) book-checks BUILT=_build/test-live GLUE=
@@ -138,7 +139,7 @@ site-test:
 
 DATASET ?= baselines
 PROFILE ?= smoke
-bench: ready
+bench: ready vegeta
 	code/bin/iobench run $(DATASET) --profile $(PROFILE) $(if $(OVERWRITE),--overwrite)
 
 ## make mine: every results page's datasets measured on this machine into a folder of your own (MINE, default
@@ -146,7 +147,7 @@ bench: ready
 ## each page's claims on both machines. The plan and its time come first, a dataset this machine cannot measure
 ## is skipped with the reason, the rest go on.
 MINE ?= ~/iom-runs
-mine: ready
+mine: ready vegeta
 	code/bin/iobench mine --dest $(MINE) $(if $(ONLY),--only $(ONLY))
 
 # As root (a container, a VM) Jupyter refuses to start without --allow-root: given only then.

@@ -146,9 +146,9 @@ def test_makefile_installs_with_constraints_and_reinstalls_when_they_change(tmp_
     os.utime(tmp_path / "constraints.txt", (2_000_000_100, 2_000_000_100))
     steps = dry_run()
     # uv, at its pinned version, installs the pins (pip's resolver took a minute of every fresh build),
-    # into the environment, with the bytecode compiled as pip would, and with its cache in the project
+    # into the environment, with its cache in the project
     assert re.search(r"-m pip install .*-c constraints\.txt uv$", steps, re.M)
-    assert re.search(r"UV_CACHE_DIR=\S*/\.cache/uv \S*/bin/uv pip install --python \S*/bin/python .*--compile-bytecode"
+    assert re.search(r"UV_CACHE_DIR=\S*/\.cache/uv \S*/bin/uv pip install --python \S*/bin/python .*"
                      r"[\s\\]+-r requirements\.txt -c constraints\.txt", steps)
     assert "uv" in pins(ROOT / "requirements.txt") and "uv" in pins(ROOT / "constraints.txt")
 
@@ -598,3 +598,14 @@ def test_compare_readings_names_what_two_revisions_read_differently(tmp_path):
     (a / "y.pkl").write_bytes(pickle.dumps(rec))
     got = differences(a, b)
     assert [g.split(":")[0] for g in got] == ["x class", "x summary", "y"] and "read by one revision only" in got[2]
+
+
+def test_the_book_builds_without_vegeta_and_what_measures_builds_it():
+    """No page runs vegeta (open-loop replays its cross-check): make book does not spend its half minute on it;
+    what measures or tests with it does."""
+    def steps(target):
+        return subprocess.run(["make", "-n", "-W", "requirements.txt", target], cwd=ROOT, capture_output=True,
+                              text=True).stdout
+    assert "install-vegeta" not in steps("book")
+    for target in ("test", "test-live", "bench", "mine"):
+        assert "install-vegeta" in steps(target), target
