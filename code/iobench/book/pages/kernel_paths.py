@@ -48,10 +48,21 @@ def order(ds) -> list[str]:
     return list(dict.fromkeys(ds.df.server))
 
 
-def sampled(ds, pipeline: int = 1) -> pd.DataFrame:
-    """The sampled runs at one depth of pipelining, every repeat: a row per run, a column per group (µs of CPU per
-    request), 'kernel', 'user', 'sampled' (their sum) and 'cpu' (the cgroup's CPU per request)."""
-    df = ds.df[ds.df.ok_run & ds.df.profiled & (ds.df.pipeline == pipeline)]
+def _runs(ds, pipeline: int, where: dict, profiled: bool | None = True) -> pd.DataFrame:
+    """The good runs at one depth of pipelining whose columns equal `where` (e.g. rate=5000.0 for an RPC dataset),
+    sampled or not as `profiled` says (None: both)."""
+    df = ds.df[ds.df.ok_run & (ds.df.pipeline == pipeline)]
+    if profiled is not None:
+        df = df[df.profiled == profiled]
+    for col, value in where.items():
+        df = df[df[col] == value]
+    return df
+
+
+def sampled(ds, pipeline: int = 1, **where) -> pd.DataFrame:
+    """The sampled runs at one depth of pipelining (and `where`: `_runs`), every repeat: a row per run, a column per
+    group (µs of CPU per request), 'kernel', 'user', 'sampled' (their sum) and 'cpu' (the cgroup's CPU per request)."""
+    df = _runs(ds, pipeline, where)
     out = pd.DataFrame({g: sum(df[_col(p)] for p in paths) for g, paths in GROUPS.items()})
     return out.assign(server=df.server.values if len(df) else [], repeat=df.repeat.values if len(df) else [],
                       kernel=df.kp_kernel_us_per_req.values if len(df) else [],
@@ -59,11 +70,11 @@ def sampled(ds, pipeline: int = 1) -> pd.DataFrame:
                       cpu=df.server_cpu_us_per_req.values if len(df) else [])
 
 
-def by_path(ds, pipeline: int = 1) -> pd.DataFrame:
+def by_path(ds, pipeline: int = 1, **where) -> pd.DataFrame:
     """Medians over the repeats of `sampled`, one row per server in the plan's order: each group's, 'cpu' (the
     cgroup's), 'kernel' and 'user' (the sums of their groups), 'net' (TCP and IP), 'kernel %' and 'net %' (of the
     sampled total) and 'repeats'."""
-    s = sampled(ds, pipeline)
+    s = sampled(ds, pipeline, **where)
     if s.empty:
         return pd.DataFrame(columns=[*GROUPS, "kernel", "user", "cpu", "net", "kernel %", "net %", "repeats"])
     m = s.groupby("server")[[*GROUPS, "cpu"]].median()
@@ -75,16 +86,17 @@ def by_path(ds, pipeline: int = 1) -> pd.DataFrame:
     return m.reindex([x for x in order(ds) if x in m.index])
 
 
-def path_median(ds, path: str, pipeline: int = 1) -> pd.Series:
+def path_median(ds, path: str, pipeline: int = 1, **where) -> pd.Series:
     """One path's µs of CPU per request (run/kpaths.PATHS), per server: the median of its sampled runs."""
-    df = ds.df[ds.df.ok_run & ds.df.profiled & (ds.df.pipeline == pipeline)]
+    df = _runs(ds, pipeline, where)
     return df.groupby("server")[_col(path)].median()
 
 
-def pairs(ds) -> pd.DataFrame:
-    """Each repeat's two keep-alive runs of a server, in one process (the unsampled first): their CPU per request
-    ('unsampled', 'sampled') and the change sampling made, in % ('change'); a repeat that lacks either is left out."""
-    df = ds.df[ds.df.ok_run & (ds.df.pipeline == 1)]
+def pairs(ds, **where) -> pd.DataFrame:
+    """Each repeat's two keep-alive runs of a server (where `where` says), in one process (the unsampled first): their
+    CPU per request ('unsampled', 'sampled') and the change sampling made, in % ('change'); a repeat that lacks either
+    is left out."""
+    df = _runs(ds, 1, where, profiled=None)
     pair = df.pivot_table(index=["server", "repeat"], columns="profiled", values="server_cpu_us_per_req")
     if True not in pair or False not in pair:
         return pd.DataFrame(columns=["server", "repeat", "unsampled", "sampled", "change"])
@@ -92,18 +104,18 @@ def pairs(ds) -> pd.DataFrame:
     return pair.assign(change=100 * (pair.sampled / pair.unsampled - 1)).reset_index()
 
 
-def overhead(ds) -> pd.DataFrame:
+def overhead(ds, **where) -> pd.DataFrame:
     """What sampling cost, per server: the change in CPU per request of each repeat's sampled keep-alive run over its
     unsampled one (`pairs`), in %: median, lowest and highest of the repeats."""
-    g = pairs(ds).groupby("server").change
+    g = pairs(ds, **where).groupby("server").change
     out = pd.DataFrame({"median": g.median(), "min": g.min(), "max": g.max(), "repeats": g.size()})
     return out.reindex([x for x in order(ds) if x in out.index])
 
 
-def noise(ds) -> pd.Series:
+def noise(ds, **where) -> pd.Series:
     """How much a server's unsampled CPU per request moved between repeats, in % of its median: (max - min) /
     median, per server with two repeats or more; the yardstick sampling's cost is read against."""
-    g = pairs(ds).groupby("server").unsampled
+    g = pairs(ds, **where).groupby("server").unsampled
     spread = 100 * (g.max() - g.min()) / g.median()
     return spread[g.size() > 1]
 

@@ -51,6 +51,7 @@ def load(path: Path, shown_under: str = "replay") -> RpcDataset:
     # the open loop's pipelining, closing and sampling are open-loop points' own: a provider's call is never
     # pipelined, closes as close_every says, and was not sampled where no column says so (captured before)
     df["profiled"] = df["profiled"].astype(object).fillna(False).astype(bool) if "profiled" in df.columns else False
+    df["pipeline"] = df["pipeline"].fillna(1) if "pipeline" in df.columns else 1
     for col in ("server_user_s", "server_sys_s", "server_softirq_s", "jvm_safepoint_max_ms", "jvm_safepoint_ms"):
         if col not in df.columns:  # captured before the CPU split and the JVMs' safepoint logs
             df[col] = float("nan")
