@@ -46,12 +46,15 @@ def check() -> None:
                                f"(it is {paranoid.read_text().strip()})")
 
 
-def meta() -> dict:
-    """What a dataset's metadata says of its sampling: the event, the frequency, perf's version and the kernel's."""
+def meta(cpus: str | None = None) -> dict:
+    """What a dataset's metadata says of its sampling: the event, the frequency, how perf was attached (as
+    KernelProfile attaches it for a server pinned to `cpus`, or not pinned), perf's version and the kernel's."""
     version = subprocess.run(["perf", "--version"], capture_output=True, text=True).stdout.strip()
+    attached = (f"perf record -a -C {cpus}: the server's cores, its tasks kept by their descent from its process, "
+                "the idle task's and other tasks' samples counted apart" if cpus else
+                "perf record -p: every process of the server's group when sampling started, threads included")
     return {"event": EVENT, "frequency_hz": FREQUENCY, "perf": version, "call_graph": "fp (perf record -g)",
-            "attached": "perf record -p: every process of the server's group, threads and children included",
-            "kernel": os.uname().release, "mapping": "iobench/run/kpaths.py"}
+            "attached": attached, "kernel": os.uname().release, "mapping": "iobench/run/kpaths.py"}
 
 
 # `perf script -F comm,pid,tid,cpu,ip,sym,dso --show-task-events`: a header line per sample (or a task event), then one

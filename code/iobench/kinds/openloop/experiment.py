@@ -96,7 +96,7 @@ class OpenExperiment(Experiment):
         return {"plan": {"servers": list(self.plan.servers), "points": [asdict(p) for p in run.points],
                          "measured_s": measured_s, "warmup_s": warmup_s},
                 "servers": {s.id: {"model": s.model, "lang": s.lang, "summary": s.summary} for s in servers},
-                **({"kprofile": kprofile.meta()} if self.plan.kprofile else {})}
+                **({"kprofile": kprofile.meta(run.server_cpus)} if self.plan.kprofile else {})}
 
     def _turns(self, points, profile: str) -> list[Turn]:
         """One server process per server and amount of work (a baseline cannot simulate work),

@@ -189,8 +189,7 @@ RPC_KERNEL_PATHS = RpcPlan(
     points=KPATH_POINTS,
     smoke_points=KPATH_POINTS[:2],
     smoke_servers=("rpc-netty",),
-    jvm_warmup_s=(("rpc-", 60.0),),
-    measured_s=4.0,
+    measured_s=4.0,  # after each provider's warm-up as rpc-provider's: 60 s for rpc-netty, 90 for the others
     flame_s=0.0,
     kprofile=True,
 )
