@@ -14,7 +14,7 @@ from iobench.book.claims import ClaimBroken
 from iobench.book.pages import rpc as page
 from iobench.book.pages import text
 
-NAMES = ("rpc-provider", "rpc-keepalive", "rpc-tail", "rpc-loops", "rpc-syscalls")
+NAMES = ("rpc-provider", "rpc-keepalive", "rpc-tail", "rpc-loops", "rpc-syscalls", "rpc-kernel-paths", "kernel-paths")
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,8 @@ def everything(d: dict, check=None) -> dict:
     values = {}
     for part in (page.provider(d["rpc-provider"], check), page.keepalive_turns(d["rpc-keepalive"], check),
                  page.loops(d["rpc-loops"], check), page.tail(d["rpc-tail"], d["rpc-provider"]),
-                 page.syscalls(d["rpc-syscalls"], check)):
+                 page.syscalls(d["rpc-syscalls"], check),
+                 page.kernel_split(d["rpc-kernel-paths"], d["kernel-paths"], check)):
         assert not set(part) & set(values), set(part) & set(values)
         values |= part
     return values
@@ -133,7 +134,12 @@ def smoke_shaped(ds):
     lp = variant(ds["rpc-loops"], lambda df: first(df) & (df.connections == 64) & (df.loop == "closed"), smoke=True)
     sc = variant(ds["rpc-syscalls"], lambda df: first(df) & df.server.isin(["rpc-tomcat", "rpc-netty"])
                  & (df.rate == 2000), smoke=True)
-    return {"rpc-provider": rpc, "rpc-keepalive": kt, "rpc-tail": tl, "rpc-loops": lp, "rpc-syscalls": sc}
+    kpr = variant(ds["rpc-kernel-paths"], lambda df: first(df) & (df.server == "rpc-netty") & (df.rate == 5000),
+                  smoke=True)
+    kp = variant(ds["kernel-paths"], lambda df: first(df) & df.server.isin(["nginx", "c-epoll", "java-nio"]),
+                 smoke=True)
+    return {"rpc-provider": rpc, "rpc-keepalive": kt, "rpc-tail": tl, "rpc-loops": lp, "rpc-syscalls": sc,
+            "rpc-kernel-paths": kpr, "kernel-paths": kp}
 
 
 def test_a_smoke_shaped_capture_reads_without_a_missing_point_breaking_it(ds):
@@ -143,6 +149,8 @@ def test_a_smoke_shaped_capture_reads_without_a_missing_point_breaking_it(ds):
     readable(values)
     assert values["rpc_sw_cpu_tomcat"] == "n/a"
     assert text(values["rpc_sw1_said"]) == "This capture did not measure both providers at one connection."
+    assert text(values["rpc_kp_extra_said"]) == "This capture did not sample both `rpc-tomcat` and `rpc-netty`"
+    assert values["rpc_kp_cover_2k"] == "n/a" and values["rpc_kp_total_tomcat_5k"] == "n/a"
 
 
 def test_a_claim_the_data_no_longer_support_fails_the_page(ds):
@@ -156,3 +164,19 @@ def test_a_claim_the_data_no_longer_support_fails_the_page(ds):
     with pytest.raises(ClaimBroken, match="closing every 100 calls cost each provider"):
         page.turns(kt)
     assert text(page.turns(kt, check=False)["rpc_kt_sign_said"]).startswith("In only 0 of the ")
+
+
+def test_where_tomcat_s_extra_kernel_time_goes_is_said_largest_first_and_checked(ds, captured):
+    said = text(captured["rpc_kp_extra_said"])
+    assert re.match(r"`rpc-tomcat` spent [\d.]+ µs of kernel time per call and `rpc-netty` [\d.]+: of the [\d.]+ µs "
+                    r"more, [\d.]+ in ", said), said
+    parts = [float(x) for x in re.findall(r"([\d.]+) in ", said.split("µs more, ")[1])]
+    assert parts == sorted(parts, reverse=True) and len(parts) >= 2
+    # the same run with Tomcat's scheduler, futex and system calls as Netty's: the claim fails the page
+    netty = ds["rpc-kernel-paths"].df.query("server == 'rpc-netty'").groupby("rate")
+    cols = ("kp_scheduler_us_per_req", "kp_futex_us_per_req", "kp_system_calls_us_per_req", "kp_epoll_us_per_req")
+    flat = variant(ds["rpc-kernel-paths"], **{c: (lambda df, c=c: df[c].where(df.server != "rpc-tomcat",
+                                                                            df.rate.map(netty[c].median())))
+                                            for c in cols})
+    with pytest.raises(ClaimBroken, match="most of rpc-tomcat's extra kernel time"):
+        page.kernel_split(flat, ds["kernel-paths"])

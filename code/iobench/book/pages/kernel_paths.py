@@ -92,6 +92,25 @@ def path_median(ds, path: str, pipeline: int = 1, **where) -> pd.Series:
     return df.groupby("server")[_col(path)].median()
 
 
+def coverage(ds, **where) -> pd.DataFrame:
+    """Per sampled run at one request per round trip (and `where`): how much of the server's CPU its samples cover
+    ('server %': its samples at the frequency, against the CPU its cgroup was charged) and how much of the window
+    the core's samples cover ('core %': every sample of the core, the idle task's and other tasks' included, against
+    the measured window at the frequency; below 100 %, perf took no sample at all for part of the core's time)."""
+    df = _runs(ds, 1, where)
+    df = df[df.kprofile_file.notna()]
+    freq = ds.meta.get("kprofile", {}).get("frequency_hz", FREQUENCY)
+    window = ds.meta.get("plan", {}).get("measured_s")
+    rows = []
+    for r in df.itertuples():
+        core = sum(kprofile.read_folded(ds.path / r.kprofile_file).values())
+        charged = r.server_cpu_us_per_req * r.ok / 1e6
+        rows.append({"server": r.server, "repeat": r.repeat,
+                     "server %": 100 * r.kp_samples / freq / charged if charged else float("nan"),
+                     "core %": 100 * core / freq / window if window else float("nan")})
+    return pd.DataFrame(rows, columns=["server", "repeat", "server %", "core %"])
+
+
 def pairs(ds, **where) -> pd.DataFrame:
     """Each repeat's two keep-alive runs of a server (where `where` says), in one process (the unsampled first): their
     CPU per request ('unsampled', 'sampled') and the change sampling made, in % ('change'); a repeat that lacks either
@@ -265,10 +284,10 @@ def _saved_example(saved: pd.DataFrame) -> str:
             f"time from {number(r['kernel before'], '.2f')} to {number(r['kernel after'], '.2f')}")
 
 
-def table(ds, pipeline: int = 1) -> pd.DataFrame:
+def table(ds, pipeline: int = 1, **where) -> pd.DataFrame:
     """The page's table: µs of CPU per request by group (medians), the total (the bar), the cgroup's CPU per request
     and the kernel's share."""
-    m = by_path(ds, pipeline)
+    m = by_path(ds, pipeline, **where)
     shown = m[list(GROUPS)].assign(total=m.kernel + m.user, cgroup=m.cpu, **{"kernel %": m["kernel %"]})
     return shown.rename_axis("server").reset_index()
 

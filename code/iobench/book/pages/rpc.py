@@ -57,19 +57,6 @@ def _at(frame, row, col):
         return NAN
 
 
-_SUMMARIES: dict[int, tuple] = {}
-
-
-def _summary(ds):
-    """ds.summary(), computed once per dataset frame (every section of the chapter reads it)."""
-    hit = _SUMMARIES.get(id(ds.df))
-    if hit is None or hit[0] is not ds.df:  # the frame is held while cached, so its id is not reused meanwhile
-        if len(_SUMMARIES) >= 16:
-            _SUMMARIES.clear()
-        hit = _SUMMARIES[id(ds.df)] = (ds.df, ds.summary())
-    return hit[1]
-
-
 def _from(ranged: str, at: str = "at ", start: str = "from ") -> str:
     """A span() after a preposition: "from 1.2 to 3.4", or "at 1.2" where its ends read alike."""
     return (start if " to " in ranged else at) + ranged
@@ -107,7 +94,7 @@ def measured(rpc) -> dict:
 def warmup(rpc, check=None) -> dict:
     """The first minute: each provider's first window, its later rate (every repeat), the climb between, how far a
     late window strays from the one before it, and the window in which each settled."""
-    S, W = _summary(rpc), _of(rpc, "warmup")
+    S, W = rpc.summary(), _of(rpc, "warmup")
     by_window = W.groupby(["server", "window"]).achieved_rps.median()
     out, first, climb, settled = {}, {}, {}, []
     for s in PROV:
@@ -133,7 +120,7 @@ def warmup(rpc, check=None) -> dict:
 
 
 def _writeup(rpc):
-    S = _summary(rpc)
+    S = rpc.summary()
     return S[S.experiment == "writeup"].assign(through=lambda d: d.via.fillna("").replace("", "direct"))
 
 
@@ -212,7 +199,7 @@ def _ka_said(lost, lo0, hi0, lo100, hi100, s):
 def keepalive(rpc, check=None) -> dict:
     """Keep-alive matched: each provider's rate and CPU per call never closing and closing every 100 calls, what
     closing cost, and how busy the machine was outside both processes meanwhile."""
-    S = _summary(rpc)
+    S = rpc.summary()
     by_flag = dict(experiment="keepalive", close_every=0)  # the providers told to close, or never: not the generator
     out, lost, extra, rps_of = {}, {}, {}, {}
     for s in PAIR:
@@ -272,7 +259,7 @@ def _sweep_cpu_range(rpc):
 
 def sweep_x(rpc) -> float:
     """rpc-tomcat's CPU per call over rpc-netty's, in the sweep at 16 connections."""
-    S = _summary(rpc)
+    S = rpc.summary()
     cpu = {s: value_in(S, "cpu_us_per_req", NAN, experiment="sweep", server=s, connections=16) for s in PAIR}
     return cpu["rpc-tomcat"] / cpu["rpc-netty"]
 
@@ -280,7 +267,7 @@ def sweep_x(rpc) -> float:
 def sweep(rpc, check=None) -> dict:
     """The closed-loop sweep: rates, CPU per call, p99, threads and memory; where rpc-tomcat's extra CPU goes; the
     other providers against Tomcat's pool, repeat by repeat; which held their rate past 16 connections."""
-    sw = _summary(rpc).query("experiment == 'sweep'").set_index(["server", "connections"])
+    sw = rpc.summary().query("experiment == 'sweep'").set_index(["server", "connections"])
 
     def swv(col, s, c):
         return _at(sw, (s, c), col)
@@ -389,7 +376,7 @@ def _apart(p99) -> list[tuple[str, str]]:
 def open_loop(rpc, check=None) -> dict:
     """Latency against offered load: the p99 and rates at 50, 80 and 120 %, the half-load point's repeats and what
     they rank, the share each provider answered at 120 %, and the runs the generator bounded."""
-    S, op = _summary(rpc), _of(rpc, "open")
+    S, op = rpc.summary(), _of(rpc, "open")
     out = {}
     points = S[S.experiment == "open"].set_index(["server", "fraction"])
     for s in PROV:
@@ -500,7 +487,7 @@ def _bound_said(rpc):
 def work(rpc, check=None) -> dict:
     """Ten milliseconds of blocking work: each provider's rate at 16, 256 and 1,000 connections, its threads and
     CPU per call, and rpc-tomcat's repeats at 1,000 (exercise 3's claims on rpc-webflux's pool too)."""
-    S, wk = _summary(rpc), _of(rpc, "work")
+    S, wk = rpc.summary(), _of(rpc, "work")
 
     def at(col, s, c, pool=0):
         return value_in(S, col, NAN, experiment="work", server=s, connections=c, pool=pool)
@@ -543,7 +530,7 @@ def work(rpc, check=None) -> dict:
 def grid(rpc, check=None) -> dict:
     """Beyond HTTP: plain Netty's CPU per call over HTTP or frames, in JSON or binary, beside rpc-tomcat's; what
     frames and binary save against what dropping Spring and Tomcat saves, and where the saving went."""
-    S = _summary(rpc)
+    S = rpc.summary()
 
     def gv(server):
         return value_in(S, "cpu_us_per_req", NAN, server=server, connections=64,
@@ -626,7 +613,7 @@ def flame_shares(rpc, check=None) -> dict:
               if parts.loc["rpc-tomcat", "kernel"] < parts.loc["rpc-netty", "kernel"] else "its kernel share ")
            + "is larger per call than Netty's"))
     if checks(rpc, check):
-        S = _summary(rpc)
+        S = rpc.summary()
         claim(parts.loc["rpc-tomcat"].idxmax() == "kernel" and parts.loc["rpc-netty"].idxmax() == "kernel",
               "the kernel's share of the samples is the largest single part in both providers",
               largest={s: parts.loc[s].idxmax() for s in PAIR})
@@ -647,7 +634,7 @@ def flame_shares(rpc, check=None) -> dict:
 def virtual_threads(rpc, check=None) -> dict:
     """The claim the chapter's advice makes of virtual threads against Tomcat's pool, at every point both were
     measured at directly (nothing to glue)."""
-    S = _summary(rpc)
+    S = rpc.summary()
     tv = S[S.server.isin(["rpc-tomcat", "rpc-tomcat-vt"]) & S.via.fillna("").eq("") & (S.experiment != "warmup")]
     point = ["experiment", "connections", "fraction", "keep_alive_requests", "close_every", "pool"]
     cpu = tv.assign(**{c: tv[c].fillna(0) for c in point}).pivot_table(
@@ -738,7 +725,7 @@ def _noisy_shift(rpc, noisy_runs):
     if noisy_runs.empty:
         return markdown("With no noisy run, every median is of calm runs.")
     kept = dataclasses.replace(rpc, df=rpc.df.drop(noisy_runs.index)).summary()
-    both = _summary(rpc).merge(kept, on=KEYS, suffixes=("", "_kept"))  # a point all of whose runs were noisy drops
+    both = rpc.summary().merge(kept, on=KEYS, suffixes=("", "_kept"))  # a point all of whose runs were noisy drops
     shift = {c: (both[f"{c}_kept"] / both[c] - 1).abs() for c in ("achieved_rps", "cpu_us_per_req")}
     moved = both[shift["achieved_rps"] > 0.1].groupby(["server", "experiment"]).size()
     what = {"warmup": "warm-up windows", "sweep": "sweep", "open": "open loop", "work": "blocking work"}
@@ -799,10 +786,10 @@ def _loops_of(d):
 def loops(lp, check=None) -> dict:
     """The write-up's 3,000 event loops against Netty's default: each point's medians, the ratio of the rates
     repeat by repeat, the memory committed beyond the default's, and the one slow repeat."""
-    L = _loops_of(_summary(lp))
+    L = _loops_of(lp.summary())
     L = L.assign(point=[f"closed, {c}" if lo == "closed" else f"{r:,.0f}/s, {c}"
                         for lo, c, r in zip(L["loop"], L.connections, L.rate)]).set_index(["point", "loops"])
-    out = {"rpc_lp_repeats": words(int(_summary(lp).repeats.min()))}
+    out = {"rpc_lp_repeats": words(int(lp.summary().repeats.min()))}
     for col, (short, spec) in LOOPS_COLUMNS.items():
         scale = 1024 if col.endswith("_kib") else 1
         for loops_, k in ((DEFAULT, "d"), (WRITEUP_LOOPS, "t")):
@@ -1186,7 +1173,7 @@ def syscalls(sc, check=None) -> dict:
     """The system calls per call, by kind: the event loops' and the Tomcat providers' ranges over both rates,
     rpc-tomcat's total against rpc-netty's, the Tomcat providers' calls beyond one read and one write, and how far
     the repeats agree."""
-    SC = _summary(sc)
+    SC = sc.summary()
     rates_ = sorted(SC.rate.unique())
     P = SC[["server", "rate", *KINDS.values()]].rename(columns={v: k for k, v in KINDS.items()})
     out = {"rpc_sc_rates": " and ".join(f"{r:,.0f}" for r in rates_),
@@ -1260,3 +1247,116 @@ def _widest(rows, spread):
     return markdown(
         f"The widest, {name}, had its fewest calls per call ({counts}) in a repeat whose p99 was {low.p99_ms:,.1f} ms "
         f"against {listing(f'{p:,.1f}' for p in rest.p99_ms)} ms: no stall set it apart.")
+
+
+# ---- rpc-kernel-paths: where a call's CPU goes, by kernel path ---------------------------------------
+
+KP_RATES = (2000.0, 5000.0)
+# the kernel's groups of paths (kernel_paths.GROUPS) as a sentence names them; a JVM on Linux waits in epoll
+KP_SAID = {"TCP and IP": "TCP and IP", "system calls": "system-call entry, exit and the socket layer",
+           "epoll, poll, io_uring": "epoll", "scheduler and futex": "the scheduler and futex",
+           "memory and other kernel": "memory and the rest of the kernel"}
+
+
+def kernel_split(kp, busy=None, check=None) -> dict:
+    """Where each provider's CPU per call goes at the two fixed rates, by group of kernel paths and user code (the
+    side-by-side page's groups, kernel_paths.GROUPS), rpc-tomcat's extra kernel time over rpc-netty's by group, what
+    sampling cost at 5,000 calls/s, and how much of the providers' CPU the samples cover at each rate, beside the
+    `busy` run (kernel-paths: every server keeping its core busy)."""
+    from iobench.book.pages import kernel_paths as kpg
+
+    out = {"rpc_kp_repeats": words(int(kp.summary().repeats.min())) if len(kp.df) else NA,
+           "rpc_kp_rates": " and ".join(f"{r:,.0f}" for r in KP_RATES),
+           "rpc_kp_window": f"{kp.meta.get('plan', {}).get('measured_s', NAN):g}",
+           "rpc_kp_warm": span_of(kp.meta.get("plan", {}).get("jvm_warmup_s", {}).values(), ".0f")}
+    by = {r: kpg.by_path(kp, 1, rate=r) for r in KP_RATES}
+    for r, m in by.items():
+        tag = f"{r / 1000:g}k"
+        for s in PROV:
+            k = key(s)
+            out[f"rpc_kp_total_{k}_{tag}"] = n(_at(m, s, "kernel") + _at(m, s, "user"), ".1f")
+            out[f"rpc_kp_kernel_{k}_{tag}"] = n(_at(m, s, "kernel"), ".1f")
+            out[f"rpc_kp_user_{k}_{tag}"] = n(_at(m, s, "user"), ".1f")
+            out[f"rpc_kp_net_{k}_{tag}"] = n(_at(m, s, "net"), ".1f")
+            out[f"rpc_kp_sched_{k}_{tag}"] = n(_at(m, s, "scheduler and futex"), ".1f")
+            out[f"rpc_kp_calls_{k}_{tag}"] = n(_at(m, s, "system calls"), ".1f")
+    m = by[5000.0]
+    out["rpc_kp_extra_said"] = markdown(_extra_kernel(m, kpg))
+    both = kpg.pairs(kp, rate=5000.0)
+    # a provider whose unsampled runs all used its whole core (CPU per call x calls per second: a core's second)
+    full = both.groupby("server").unsampled.min() * 5000.0 / 1e6 >= 0.97
+    full = list(full[full].index)
+    cost, moved = kpg.overhead(kp, rate=5000.0), kpg.noise(kp, rate=5000.0)
+    out["rpc_kp_overhead"] = span_of(cost.drop(index=full, errors="ignore")["median"], "+.0f", " %")
+    out["rpc_kp_noise"] = span_of(moved.drop(index=full, errors="ignore"), ".0f", " %")
+    out["rpc_kp_full_core_said"] = markdown(_full_core(kp, both, full))
+    cover = {r: kpg.coverage(kp, rate=r) for r in KP_RATES}
+    for r, c in cover.items():
+        tag = f"{r / 1000:g}k"
+        out[f"rpc_kp_cover_{tag}"] = span_of(c["server %"], ".0f", " %")
+        out[f"rpc_kp_core_{tag}"] = span_of(c["core %"], ".0f", " %")
+    busy_agree = NAN
+    if busy is not None:
+        b = kpg.by_path(busy, 1)
+        busy_agree = (b.kernel + b.user) / b.cpu
+        out["rpc_kp_cover_busy"] = span_of(100 * busy_agree, ".0f", " %")
+    else:
+        out["rpc_kp_cover_busy"] = NA
+    if checks(kp, check) and set(PAIR) <= set(m.index):
+        t, nt = m.loc["rpc-tomcat"], m.loc["rpc-netty"]
+        extra = {g: t[g] - nt[g] for g in kpg.KERNEL_GROUPS}
+        handoff = extra["scheduler and futex"] + extra["system calls"] + extra["epoll, poll, io_uring"]
+        claim(t.kernel > nt.kernel, "rpc-tomcat spent more kernel time per call than rpc-netty at 5,000 calls/s",
+              tomcat=t.kernel, netty=nt.kernel)
+        claim(handoff > 0.5 * (t.kernel - nt.kernel) and handoff > abs(extra[kpg.NET]), "most of rpc-tomcat's extra "
+              "kernel time per call was in the scheduler, futex, system calls and epoll, more than any difference in "
+              "TCP and IP", extra=extra)
+        claim(t.user > nt.user, "rpc-tomcat spent more time in user code per call than rpc-netty at 5,000 calls/s",
+              tomcat=t.user, netty=nt.user)
+        if {"rpc-tomcat-vt", "rpc-webflux"} <= set(m.index):
+            sched = m["scheduler and futex"]
+            claim(sched["rpc-tomcat-vt"] > 2 * max(sched["rpc-webflux"], sched["rpc-netty"]),
+                  "rpc-tomcat-vt spent more than twice as much in the scheduler and futex per call as rpc-webflux and "
+                  "rpc-netty", sched=sched.to_dict())
+        low, high = (cover[r]["server %"].median() for r in KP_RATES)
+        claim(low < high < 100, "the samples covered less of the providers' CPU at 2,000 calls/s than at 5,000, and "
+              "less than all of it at both", at_2000=low, at_5000=high)
+        claim(bool((cover[KP_RATES[0]]["core %"] < 100).any()), "at 2,000 calls/s perf took fewer samples of the core "
+              "than its window holds, idle included", lowest=cover[KP_RATES[0]]["core %"].min())
+        if busy is not None:
+            claim(bool((busy_agree > 0.95).all()), "in kernel-paths, where every server kept its core busy, the "
+                  "samples covered more than 95 % of each server's CPU", lowest=busy_agree.min())
+    return out
+
+
+def _full_core(kp, both: pd.DataFrame, full: list[str]) -> str:
+    """The providers whose unsampled run at 5,000 calls/s used their whole core: what they did there against the
+    sampled run after it, and why their pair cannot measure sampling's cost ("" where none did)."""
+    if not full:
+        return ""
+    rows = kp.df[kp.df.ok_run & (kp.df.rate == 5000.0) & kp.df.server.isin(full)]
+    p99 = rows.groupby(["server", "profiled"]).p99_ms.median()
+    said = [f"`{s}`'s unsampled runs used all of its core ({n(both[both.server == s].unsampled.median(), '.0f')} µs "
+            f"per call at 5,000 calls per second is a whole second of the core each second), with a p99 of "
+            f"{n(p99.get((s, False), NAN), '.1f')} ms, and the sampled run after each took "
+            f"{span_of(-both[both.server == s].change, '.0f', ' %')} less CPU per call, with a p99 of "
+            f"{n(p99.get((s, True), NAN), '.1f')} ms" for s in full]
+    return (sentence(said) + " The first point after a closed-loop warm-up, that JVM was busy with more than the "
+            "calls, and the run does not show with what; so its pair says nothing of what sampling costs.")
+
+
+def _extra_kernel(m: pd.DataFrame, kpg) -> str:
+    """rpc-tomcat's kernel time per call against rpc-netty's, and its extra by group, largest first."""
+    if not set(PAIR) <= set(m.index):
+        return f"This capture did not sample both `{PAIR[0]}` and `{PAIR[1]}`"
+    t, nt = m.loc["rpc-tomcat"], m.loc["rpc-netty"]
+    head = (f"`rpc-tomcat` spent {n(t.kernel, '.1f')} µs of kernel time per call and `rpc-netty` "
+            f"{n(nt.kernel, '.1f')}")
+    diff = t.kernel - nt.kernel
+    if diff <= 0:
+        return head
+    parts = sorted(((t[g] - nt[g], g) for g in kpg.KERNEL_GROUPS), reverse=True)
+    said = [f"{n(d, '.1f')} in {KP_SAID[g]}" for d, g in parts if round(d, 1) >= 0.1]
+    less = [KP_SAID[g] for d, g in parts if round(d, 1) <= -0.1]
+    tail = f", and less in {listing(less)}" if less else ""
+    return f"{head}: of the {n(diff, '.1f')} µs more, {listing(said)}{tail}"
