@@ -1342,7 +1342,8 @@ def _full_core(kp, both: pd.DataFrame, full: list[str]) -> str:
             f"{span_of(-both[both.server == s].change, '.0f', ' %')} less CPU per call, with a p99 of "
             f"{n(p99.get((s, True), NAN), '.1f')} ms" for s in full]
     return (sentence(said) + " The first point after a closed-loop warm-up, that JVM was busy with more than the "
-            "calls, and the run does not show with what; so its pair says nothing of what sampling costs.")
+            "calls, and the run does not show with what; so its pair says nothing of what sampling costs and is "
+            "left out below.")
 
 
 def _extra_kernel(m: pd.DataFrame, kpg) -> str:
