@@ -220,3 +220,25 @@ def test_the_data_guard_holds_for_a_folder_reached_through_a_link(book):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_the_command_line_starts_without_pandas_or_numpy():
+    """Every `iobench battery` and `probe` a page runs paid a third of a second importing pandas and numpy, which
+    neither reads: the command line, its parser and the registry behind it import them only when a table is read."""
+    code = ("import sys; import iobench.__main__ as m; m.parser(); "  # a lazy module is a _LazyModule until used
+            "print([n for n in ('pandas', 'numpy') "
+            "if type(sys.modules.get(n)).__name__ not in ('_LazyModule', 'NoneType')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=CODE, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_lazy_module_is_the_module_once_used():
+    from iobench.run.lazy import lazy
+    code = ("from iobench.run.lazy import lazy; pd = lazy('pandas'); assert type(pd).__name__ == '_LazyModule'; "
+            "frame = pd.DataFrame({'a': [1]}); import pandas; assert pandas is pd and pandas.DataFrame is type(frame); "
+            "assert lazy('pandas') is pd; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=CODE, check=True)
+    assert out.stdout.strip() == "ok", out.stderr
+    assert lazy("os") is os
+    with pytest.raises(ModuleNotFoundError):
+        lazy("no_such_module_here")

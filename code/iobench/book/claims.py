@@ -22,7 +22,9 @@ import contextlib
 import numbers
 from dataclasses import dataclass, field
 
-import numpy as np
+from iobench.run.lazy import lazy
+
+np = lazy("numpy")  # imported at first use: the command line needs neither
 
 
 @dataclass(frozen=True)

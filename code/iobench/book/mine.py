@@ -29,14 +29,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from iobench.book.claims import Checked, recording
 from iobench.data.dataset import Dataset
+from iobench.run.lazy import lazy
 from iobench.registry import reader
 from iobench.run.profiles import DATA
 from iobench.run.results import within
+
+np, pd = lazy("numpy"), lazy("pandas")  # imported at first use: the command line needs neither
 
 ENV = "IOBENCH_MINE"
 

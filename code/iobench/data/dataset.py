@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pandas as pd
-
 from iobench.data.report import REQUIRED, value_in
+from iobench.run.lazy import lazy
 from iobench.run.profiles import DATA
+
+pd = lazy("pandas")  # imported at first use: the command line needs neither
 
 
 def spread(column: str, source: str | None = None) -> dict[str, tuple[str, str]]:

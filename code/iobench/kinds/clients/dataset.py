@@ -1,13 +1,16 @@
 """A captured clients dataset: its columns, the keys of a point, its summary, its reader, and what each run
 left beside its histogram (the collector's log, a thread dump, a timeline)."""
+from __future__ import annotations
+
 from pathlib import Path
 
-import pandas as pd
-
 from iobench.data.dataset import PSS_SUMMARY, Dataset, Summary, read_folder, spread
+from iobench.run.lazy import lazy
 from iobench.load.clientload import thread_dump, timeline
 from iobench.run.jvmlog import gc_pauses
 from iobench.run.sampler import TCP_COLUMNS
+
+pd = lazy("pandas")  # imported at first use: the command line needs neither
 
 COLUMNS = [
     "client", "client_version", "experiment", "pool", "connections", "io_threads", "delay_ms", "link_rtt_ms",

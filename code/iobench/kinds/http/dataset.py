@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from iobench.data.dataset import Dataset, Summary, read_battery, read_folder, spread
 from iobench.data.report import REQUIRED, value_in
+from iobench.run.lazy import lazy
 from iobench.run import jvmmem
 from iobench.run.sampler import TCP_COLUMNS
+
+pd = lazy("pandas")  # imported at first use: the command line needs neither
 
 COLUMNS = [
     "server", "model", "lang", "tool", "mode", "connections", "work_ms", "requested", "backlog", "pipeline",
