@@ -9,6 +9,7 @@ request parser and buffer, the echo servers). The server ids come from the manif
 import concurrent.futures
 import dataclasses
 import math
+import re
 import socket
 import subprocess
 import time
@@ -27,6 +28,11 @@ C_IDS, JAVA_IDS = ids("C"), ids("Java")
 # (server id, build): each C server also in its sanitizer build
 VARIANTS = [(sid, "opt") for sid in C_IDS] + [(sid, "asan") for sid in C_IDS] + [(sid, "jvm") for sid in JAVA_IDS]
 SANITIZED = [(sid, "asan") for sid in C_IDS] + [(sid, "jvm") for sid in JAVA_IDS]
+# c-uring's chain (servers/uring.c, one change per step): the battery in both builds, pipelined work and a stop with
+# open connections in the sanitizer build; the other checks are c-uring's, whose code every step shares
+STEPS = ids("C", role="step")
+STEP_BATTERY = [(sid, build) for sid in STEPS for build in ("opt", "asan")]
+STEP_SANITIZED = [(sid, "asan") for sid in STEPS]
 SERIAL = {"c-sequential", "java-blocking", "java-nio"}  # one request at a time, by design
 # ASan's note at c-coroutine's first swapcontext (it cannot follow a switch of stacks): not a report
 ASAN_UCONTEXT_NOTE = "ASan doesn't fully support makecontext/swapcontext"
@@ -75,7 +81,7 @@ def one_request(port: int) -> None:
 
 
 @pytest.mark.parametrize("work_ms", [0, 5])
-@pytest.mark.parametrize("server_id, build", VARIANTS, ids=_id)
+@pytest.mark.parametrize("server_id, build", VARIANTS + STEP_BATTERY, ids=_id)
 def test_battery(server_id, build, work_ms, tmp_path):
     """With work, the models' other path runs too (worker pools, Netty's business group, Mina's ExecutorFilter)."""
     srv = start(server_id, build, tmp_path, work_ms=work_ms)
@@ -109,7 +115,7 @@ def test_exact_bytes_and_work_on_one_keepalive_connection(server_id, build, tmp_
     assert_clean_exit(srv)
 
 
-@pytest.mark.parametrize("server_id, build", VARIANTS, ids=_id)
+@pytest.mark.parametrize("server_id, build", VARIANTS + STEP_SANITIZED, ids=_id)
 def test_pipelined_requests_with_work(server_id, build, tmp_path):
     """10 requests in one write, 5 ms of work each: all answered, in order, on one connection."""
     srv = start(server_id, build, tmp_path, work_ms=5)
@@ -125,7 +131,7 @@ def test_pipelined_requests_with_work(server_id, build, tmp_path):
     assert_clean_exit(srv)
 
 
-@pytest.mark.parametrize("server_id, build", SANITIZED, ids=_id)
+@pytest.mark.parametrize("server_id, build", SANITIZED + STEP_SANITIZED, ids=_id)
 def test_sigterm_with_open_connections_is_clean(server_id, build, tmp_path):
     """Stopped while clients hold connections (idle, mid-request, mid-work): exit 0, no leak report.
 
@@ -343,3 +349,16 @@ def test_idle_timeout_option_none_is_the_default_and_0_is_never(tmp_path):
         workdir = tmp_path / f"nginx-{idle}"
         get("nginx").prepare(ServerOptions(port=8080, idle_timeout_s=idle), workdir)
         assert line in (workdir / "nginx.conf").read_text()
+
+
+def test_the_uring_chain_is_the_makefiles_steps_in_order():
+    """Each step of c-uring's chain is servers/uring.c built with its own URING_STEP, numbered in the chain's order,
+    so that each adds one change to the one before it; the chain runs from c-uring to c-uring-multishot."""
+    from iobench.servers.manifest import URING_CHAIN
+    make = (CODE / "c" / "Makefile").read_text()
+    numbered = dict(re.findall(r"^STEP_(\w+)\s*:=\s*(\d+)$", make, re.M))
+    assert [f"c-uring-{name}" for name, _ in sorted(numbered.items(), key=lambda kv: int(kv[1]))] == list(STEPS)
+    assert sorted(int(n) for n in numbered.values()) == list(range(1, len(STEPS) + 1))
+    assert URING_CHAIN == ("c-uring", *STEPS, "c-uring-multishot")
+    source = (CODE / "c" / "servers" / "uring.c").read_text()
+    assert all(f"URING_STEP >= {n}" in source for n in range(1, len(STEPS) + 1))

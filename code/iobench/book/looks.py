@@ -39,6 +39,8 @@ _SAME_MODEL = {"java-blocking": "c-sequential", "java-thread": "c-thread", "java
                "java-nio": "c-epoll", "java-nio-multi": "c-epoll-reuseport", "java-nio2": "c-uring",
                "java-vthread": "c-coroutine"}
 _MARKERS = {"C": "o", "Java": "s"}
+# c-uring's chain (manifest.URING_STEPS): one sequential ramp, light to dark in the order of the steps
+_STEP_HUES = ("#fdae6b", "#fd8d3c", "#e6550d", "#a63603")
 # The Java HTTP clients (book/clients): triangles, in hues of their own (tab20c's darkest).
 _CLIENT_HUES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
 # The RPC providers (book/java/rpc): hexagons, Tomcat's in reds, WebFlux purple, Netty's in blues and greens.
@@ -68,6 +70,8 @@ def _styles() -> dict[str, tuple[str, str]]:
         styles[sid] = (hue, "^")
     for sid, hue in _RPC_LOOKS.items():
         styles[sid] = (hue, "h")
+    for sid, hue in zip(manifest.ids("C", role="step"), _STEP_HUES):
+        styles[sid] = (hue, _MARKERS["C"])
     styles["iom-openloop"] = ("black", "X")   # clients' REFERENCE: the C generator the clients are measured beside
     return styles
 

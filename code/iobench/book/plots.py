@@ -710,3 +710,29 @@ def where_cpu_goes(panels: dict[str, pd.DataFrame], groups: list[str], ds: Datas
     _caption(fig, ds, Notes())
     fig.tight_layout(rect=(0, 0.75 / fig.get_figheight(), 1, 1))  # the legend's three rows below
     return fig
+
+
+def chain_bars(table: pd.DataFrame, panels: dict[str, str], ds: Dataset):
+    """One panel per measure (`panels`: column of `table` -> its axis label), a bar per server of `table`'s index
+    in its order, top to bottom (the median; the line across it the repeats' min to max), each server in its own
+    colour; two panels to a row."""
+    rows = (len(panels) + 1) // 2
+    servers = list(table.index)
+    fig, axes = plt.subplots(rows, 2, figsize=(figures.COLUMN_IN, rows * (0.3 * len(servers) + 1.3)), sharey=True,
+                             squeeze=False)
+    y = np.arange(len(servers))[::-1]
+    colours = [style(s)["color"] for s in servers]
+    for ax, (col, label) in zip(axes.flat, panels.items()):
+        mid = table[col].to_numpy(dtype=float)
+        lo, hi = table[col + "_min"].to_numpy(dtype=float), table[col + "_max"].to_numpy(dtype=float)
+        ax.barh(y, np.nan_to_num(mid), color=colours, height=0.7)
+        ax.errorbar(np.nan_to_num(mid), y, xerr=[np.nan_to_num(mid - lo), np.nan_to_num(hi - mid)], fmt="none",
+                    ecolor="black", capsize=2, lw=0.8)
+        ax.set_xlabel(label)
+        ax.set_yticks(y, servers)
+        ax.set_xlim(left=0)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    _caption(fig, ds, Notes())
+    fig.tight_layout()
+    return fig

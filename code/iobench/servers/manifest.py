@@ -69,7 +69,8 @@ class Server:
     # process "per-connection" (kernel.pid_max)
     spread: str = "one"
     route: Route = CONTRACT            # what verify and the battery GET, and the body it must answer
-    role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (kinds/rpc)
+    role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (kinds/rpc);
+                                       # "step": a step of c-uring's chain (URING_STEPS)
 
     @property
     def conforms(self) -> bool:
@@ -232,6 +233,21 @@ C_SERVERS = [
 C_SPREAD = {"c-fork": "per-connection", "c-epoll-workers": "workers"}  # the others: one process holds them all
 for _id, _model, _summary in C_SERVERS:
     register(dataclasses.replace(c_server(_id, _model, _summary), spread=C_SPREAD.get(_id, "one")))
+
+# c-uring's chain towards c-uring-multishot, one change per step (servers/uring.c built with URING_STEP=1..4, each
+# keeping the steps before it): not models of their own (role "step": no plan of every model runs them), but each
+# passes the contract battery, in its sanitizer build too
+URING_STEPS = [
+    ("c-uring-taskrun", "1: task-run flags", "c-uring with single issuer and deferred task running"),
+    ("c-uring-ringfd", "2: + registered ring", "c-uring-taskrun with a registered ring descriptor"),
+    ("c-uring-maccept", "3: + multishot accept", "c-uring-ringfd with multishot accept"),
+    ("c-uring-direct", "4: + direct descriptors",
+     "c-uring-maccept accepting into registered files (direct descriptors)"),
+]
+for _id, _model, _summary in URING_STEPS:
+    register(dataclasses.replace(c_server(_id, "io_uring chain, step " + _model, _summary), role="step"))
+# c-uring, each step of its chain in order, then c-uring-multishot (data/io-uring-chain)
+URING_CHAIN = ("c-uring", *(s[0] for s in URING_STEPS), "c-uring-multishot")
 
 
 # ---- the Java servers (code/java, built by Maven through code/Makefile) ----------------------

@@ -21,8 +21,9 @@ import pandas as pd
 
 from iobench.book.claims import claim
 from iobench.book.pages import checks, key
-from iobench.book.phrases import NA, each, listing, markdown, span, words
+from iobench.book.phrases import NA, each, ids, listing, markdown, span, words
 from iobench.data.report import number, value_in
+from iobench.servers.manifest import URING_CHAIN
 
 NAN = float("nan")
 
@@ -283,6 +284,116 @@ def io_uring(uring) -> dict:
         claim(all(r["c-uring-multishot"][0] <= r["c-epoll"][1] and r["c-epoll"][0] <= r["c-uring-multishot"][1]
                   for r in rng.values()), "c-uring-multishot's range overlaps c-epoll's at every point", at=spans,
               ranges=rng)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- io-uring-chain
+
+CHAIN = ("c-epoll",) + URING_CHAIN
+# what each server of the chain adds to the one before it (c-uring: the start; c-epoll: the reference beside it)
+CHAIN_ADDS = {"c-epoll": "(the epoll loop, for reference)", "c-uring": "(the start)",
+              "c-uring-taskrun": "single issuer, deferred task running",
+              "c-uring-ringfd": "a registered ring descriptor", "c-uring-maccept": "multishot accept",
+              "c-uring-direct": "direct descriptors (registered files)",
+              "c-uring-multishot": "multishot receive into a provided-buffer ring"}
+# the chain's loads: label -> (connections, pipeline), each at no idle connections
+CHAIN_LOADS = {"40 connections": (40, 1), "1,000 connections": (1000, 1), "pipelined": (40, 16)}
+CHAIN_AT = {"40 connections": "at 40 connections", "1,000 connections": "at 1,000", "pipelined": "pipelined"}
+IDLE_KIB = "KiB per idle connection"
+
+
+def chain_idle(chain) -> pd.DataFrame:
+    """Memory per idle connection, per server and repeat: (PSS at rest after the 40 connections' load with the idle
+    connections held - the same without them, each point in a fresh server) / the idle connections the server held.
+    Columns server, repeat, idle (held), kib."""
+    df = chain.df[chain.df["ok"] & (chain.df["connections"] == 40) & (chain.df["pipeline"] == 1)]
+    rows = []
+    for (server, repeat), g in df.groupby(["server", "repeat"], sort=False):
+        base, held = g[g["idle_conns"] == 0], g[g["idle_conns"] > 0]
+        if len(base) and len(held) and held["idle_open"].iloc[0] > 0:
+            n = float(held["idle_open"].iloc[0])
+            rows.append({"server": server, "repeat": repeat, "idle": n,
+                         "kib": (held["pss_rest_kib"].iloc[0] - base["pss_rest_kib"].iloc[0]) / n})
+    return pd.DataFrame(rows, columns=["server", "repeat", "idle", "kib"])
+
+
+def chain_table(chain) -> pd.DataFrame:
+    """One row per server of the chain, in its order (c-epoll first, for reference): what it adds, then CPU per
+    request (µs: the median of the repeats, their min and max) at each load of CHAIN_LOADS, and KiB per idle
+    connection (chain_idle: median, min, max)."""
+    S = chain.summary()
+    idle = chain_idle(chain)
+    rows = []
+    for sid in CHAIN:
+        row = {"server": sid, "adds": CHAIN_ADDS[sid]}
+        for label, (conns, pipe) in CHAIN_LOADS.items():
+            for suffix in ("", "_min", "_max"):
+                row[label + suffix] = value_in(S, "cpu_us_per_req" + suffix, NAN, server=sid, connections=conns,
+                                               pipeline=pipe, idle_conns=0)
+        kib = idle[idle["server"] == sid]["kib"]
+        row |= {IDLE_KIB: kib.median() if len(kib) else NAN, IDLE_KIB + "_min": kib.min() if len(kib) else NAN,
+                IDLE_KIB + "_max": kib.max() if len(kib) else NAN}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("server")
+
+
+def chain_moves(table: pd.DataFrame) -> list[dict]:
+    """Each step of the chain (a server against the one before it, from c-uring on) at each load: the change of
+    the median CPU per request in %, and whether the repeats' ranges are apart ("fell", "rose") or not ("within")."""
+    out = []
+    servers = list(URING_CHAIN)
+    for before, after in zip(servers, servers[1:]):
+        for label in CHAIN_LOADS:
+            a, b = table.loc[before], table.loc[after]
+            pct = 100 * (b[label] / a[label] - 1) if a[label] and math.isfinite(a[label] * b[label]) else NAN
+            moved = ("fell" if b[label + "_max"] < a[label + "_min"] else
+                     "rose" if b[label + "_min"] > a[label + "_max"] else "within")
+            out.append({"server": after, "load": label, "pct": pct, "moved": moved})
+    return out
+
+
+def uring_chain(chain, check: bool | None = None) -> dict:
+    """What the chain's prose glues: uc_repeats (how many repeats each point had), uc_idle_n (idle connections held),
+    uc_moved (the steps that moved CPU per request beyond the repeats' ranges, and by how much), uc_total (c-uring
+    to c-uring-multishot at each load), uc_epoll (c-uring-multishot against c-epoll at each load), uc_idle (memory per
+    idle connection along the chain); claims on the chain's memory where the capture supports one."""
+    T = chain_table(chain)
+    S = chain.summary()
+    reps = int(S["repeats"].min()) if len(S) else 0
+    moves = chain_moves(T)
+    by_step: dict[str, dict[str, list[str]]] = {}
+    for m in moves:
+        if m["moved"] != "within" and math.isfinite(m["pct"]):
+            by_step.setdefault(m["moved"], {}).setdefault(m["server"], []).append(
+                f"{m['pct']:+.0f} % {CHAIN_AT[m['load']]}")
+    # "CPU per request fell with `a` (what it adds: -12 % at 40 connections); it rose with `b` (...); `c` ... stayed
+    # within them": the repeats' ranges, the only spread a step's change is judged against
+    clauses = [f"{verb} with {listing(f'`{sid}` ({CHAIN_ADDS[sid]}: {listing(said)})' for sid, said in steps.items())}"
+               for verb, steps in sorted(by_step.items())]
+    moved_any = {sid for steps in by_step.values() for sid in steps}
+    rest = [sid for sid in URING_CHAIN[1:] if sid not in moved_any]
+    if clauses:
+        said = "CPU per request " + "; it ".join(clauses)
+        said += f"; {ids(rest)} stayed within them" if rest else ""
+    else:
+        said = "No step moved CPU per request beyond the repeats' ranges at any load"
+    if reps <= 1:
+        said += " (one repeat per point: no range to judge a step by, so every difference counts here)"
+    out = {"uc_repeats": words(reps), "uc_moved": markdown(said + ".")}
+    first, last = T.loc["c-uring"], T.loc["c-uring-multishot"]
+    out["uc_total"] = listing(f"{_pct(last[label], first[label])} {CHAIN_AT[label]}" for label in CHAIN_LOADS)
+    epoll = T.loc["c-epoll"]
+    out["uc_epoll"] = listing(f"{_pct(last[label], epoll[label])} {CHAIN_AT[label]}" for label in CHAIN_LOADS)
+    idle = chain_idle(chain)
+    out["uc_idle_n"] = f"{int(idle['idle'].median()):,}" if len(idle) else NA
+    before = T.loc[list(URING_CHAIN[:-1]), IDLE_KIB]
+    out["uc_idle"] = markdown(
+        f"from `c-uring` to `c-uring-direct`, {span(before.min(), before.max(), '.1f')} KiB per idle connection; "
+        f"`c-uring-multishot`, {number(last[IDLE_KIB], '.1f')} KiB")
+    if checks(chain, check) and len(idle):
+        claim(bool(before.min() > 4 * last[IDLE_KIB]),
+              "every server before c-uring-multishot kept more than four times its memory per idle connection",
+              before=before.round(2).to_dict(), multishot=round(float(last[IDLE_KIB]), 2))
     return out
 
 

@@ -298,6 +298,25 @@ IO_URING = HttpPlan(
     smoke_points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED),  # the chapter reads all three
 )
 
+# c-uring-multishot changes several things at once: the chain takes them one at a time (servers/uring.c, URING_STEP),
+# from c-uring to c-uring-multishot, beside c-epoll, in one run: CPU per request at 40 and 1,000 connections and
+# pipelined, and memory per idle connection: 10,000 held open beside the 40, against the 40 alone. Each point in a
+# fresh server, so that what one point allocated (1,000 connections' buffers, kept by malloc) is not in another's
+# memory, nor 10,000 idle connections beside another's load.
+IO_URING_CHAIN = HttpPlan(
+    dataset="io-uring-chain",
+    description="c-uring to c-uring-multishot one change at a time (four steps), beside c-epoll: hello-world at 40 "
+                "and 1,000 keep-alive connections, 16 pipelined requests per write at 40, and 40 while 10,000 idle "
+                "connections are held open",
+    servers=("c-epoll",) + manifest.URING_CHAIN,
+    points=(Point("wrk", 40, True), Point("wrk", 1000, True), PIPELINED, Point("wrk", 40, True, idle_conns=10_000)),
+    smoke_points=(Point("wrk", 40, True), PIPELINED, Point("wrk", 40, True, idle_conns=1_000)),
+    restart_each_point=True,
+    idle_timeout_s=0,
+    measured_s=5.0,
+    warmup_s=2.0,
+)
+
 # 10,000 busy keep-alive connections against the models a first check saw stop short (c-select, c-fork, java-thread)
 # and others: who serves every connection, and the kernel's evidence where one does not (accept queue overflows,
 # resets, the server's stderr). Loopback reuses TIME_WAIT ports (tcp_tw_reuse=2): no drain needed.
@@ -340,4 +359,5 @@ SCALE = HttpPlan(
 )
 
 PLANS = {p.dataset: p for p in (BASELINES, C_SERVERS, AB_GRID, AB_BACKLOG, DELAY_LINK, JAVA_SERVERS, SEED_000,
-                                IDLE_CONNECTIONS, JVM_MEMORY, C100K, ACCEPT_SPREAD, IO_URING, TEN_THOUSAND, SCALE)}
+                                IDLE_CONNECTIONS, JVM_MEMORY, C100K, ACCEPT_SPREAD, IO_URING, IO_URING_CHAIN,
+                                TEN_THOUSAND, SCALE)}
