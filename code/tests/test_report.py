@@ -43,6 +43,12 @@ def test_number_says_n_a_where_a_run_has_no_value():
     assert number(float("nan")) == number(None) == number(pd.Series([], dtype=float).median()) == "n/a"
 
 
+def test_a_value_that_rounds_to_zero_reads_without_a_sign():
+    # PSS per idle connection of c-uring-multishot in a smoke run: -0.029 KiB, read "-0.0"
+    assert number(-0.029, ".1f") == "0.0" and number(-0.4) == "0" and number(-0.0, ".2f") == "0.00"
+    assert number(-0.3, ".1f") == "-0.3" and number(-1234.5) == "-1,234" and number(-0.06, ".1f") == "-0.1"
+
+
 
 
 def test_battery_counts_are_read_from_the_verdict_and_from_a_captured_sentence():

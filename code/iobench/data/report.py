@@ -37,12 +37,15 @@ def value_in(frame, column: str, default=REQUIRED, **where) -> float:
 def number(x, fmt: str = ",.0f") -> str:
     """A measured value as prose quotes it, or "n/a" where a run has none (NaN, None: a server
     that failed, a counter a smoke run could not read; an infinity: a ratio over zero), so that a page
-    never dies formatting it."""
+    never dies formatting it. A small negative value that rounds to zero reads "0.0", never "-0.0"."""
     try:
         x = float(x)
     except (TypeError, ValueError):
         return "n/a"
-    return format(x, fmt) if math.isfinite(x) else "n/a"
+    if not math.isfinite(x):
+        return "n/a"
+    said = format(x, fmt)
+    return said[1:] if said.startswith("-") and not any(c in "123456789" for c in said) else said
 
 
 def table(frame, decimals: int = 2, na: str = "–"):
