@@ -17,7 +17,8 @@ from iobench.book.pages import text
 PAGE = ROOT / "book" / "synthesis" / "many-connections.md"
 SECTIONS = {"idle-connections": (mc.idle_connections,), "ten-thousand": (mc.ten_thousand,),
             "io-uring": (mc.io_uring,), "jvm-memory": (mc.jvm_memory,), "c100k": (mc.c100k,),
-            "accept-spread": (mc.accept_spread,), "kernel-paths": (kernel_paths.loopback,)}
+            "accept-spread": (mc.accept_spread,), "kernel-paths": (kernel_paths.loopback,),
+            "io-uring-chain": (mc.uring_chain,)}
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +134,8 @@ def test_a_smoke_sized_run_reads_and_names_every_value(data):
         "accept-spread": replace(data["accept-spread"], data["accept-spread"].df.share == "reuseport", smoke=True),
         "kernel-paths": replace(data["kernel-paths"], data["kernel-paths"].df.server.isin(["nginx", "c-epoll"])
                                 & (data["kernel-paths"].df.repeat == 1), smoke=True),
+        "io-uring-chain": replace(data["io-uring-chain"], data["io-uring-chain"].df.server.isin(["c-epoll", "c-uring"])
+                                  & (data["io-uring-chain"].df.repeat == 1), smoke=True),
     }
     values = glued(small)
     reads_as_prose(values)
@@ -162,3 +165,41 @@ def test_a_wrong_variant_breaks_the_claim_it_contradicts(data):
         mc.jvm_memory(native)
     with pytest.raises(AssertionError):  # the check the values pass fails on the range issue 50 found
         reads_as_prose({"acc_ratio_reuseport": "1.1 to 1.1"})
+
+
+def test_the_uring_chain_reads_in_every_case_the_data_can_produce(data):
+    """One repeat, equal steps, zeros, a missing server: the chain's sentences read, and never list every number."""
+    chain = data["io-uring-chain"]
+    one = mc.uring_chain(one_repeat(chain, smoke=True))
+    reads_as_prose(one)
+    assert text(one["uc_moved"]).startswith("With one repeat per point") and one["uc_repeats"] == "one"
+    flat = replace(chain, server_cpu_us_per_req=5.0, smoke=True)
+    got = mc.uring_chain(flat)
+    reads_as_prose(got)
+    assert text(got["uc_moved"]) == "No step moved CPU per request beyond the repeats' ranges at any load."
+    assert got["uc_total"] == "did not change at any load" and got["uc_epoll"] == "did not differ at any load"
+    zero = mc.uring_chain(replace(chain, server_cpu_us_per_req=0.0, smoke=True))
+    reads_as_prose(zero)
+    assert zero["uc_total"] == "n/a"
+    full = mc.uring_chain(chain)
+    reads_as_prose(full)
+    assert text(full["uc_moved"]).count("%") == 1  # one number: the table beside it has the others
+    missing = mc.uring_chain(replace(chain, chain.df.server != "c-uring-multishot", smoke=True))
+    reads_as_prose(missing)
+    assert missing["uc_total"] == missing["uc_epoll"] == "n/a" and "n/a KiB with" in text(missing["uc_idle"])
+
+
+def test_a_chain_whose_last_step_keeps_its_buffers_breaks_the_memory_claim(data):
+    chain = data["io-uring-chain"]
+    kept = replace(chain, pss_rest_kib=lambda d: d.pss_rest_kib.where(
+        (d.server != "c-uring-multishot") | (d.idle_conns == 0), d.pss_rest_kib + 12 * d.idle_open.fillna(0)))
+    with pytest.raises(ClaimBroken, match="more than four times its memory per idle connection"):
+        mc.uring_chain(kept)
+
+
+def test_the_chain_is_measured_as_the_page_says():
+    from iobench.kinds.http.plans import IO_URING_CHAIN
+    assert IO_URING_CHAIN.servers == mc.CHAIN and IO_URING_CHAIN.restart_each_point
+    loads = {(p.connections, p.pipeline) for p in IO_URING_CHAIN.points if not p.idle_conns}
+    assert loads == set(mc.CHAIN_LOADS.values())
+    assert [p.idle_conns for p in IO_URING_CHAIN.points if p.idle_conns] == [10_000]

@@ -361,40 +361,70 @@ def uring_chain(chain, check: bool | None = None) -> dict:
     S = chain.summary()
     reps = int(S["repeats"].min()) if len(S) else 0
     moves = chain_moves(T)
-    by_step: dict[str, dict[str, list[str]]] = {}
-    for m in moves:
-        if m["moved"] != "within" and math.isfinite(m["pct"]):
-            by_step.setdefault(m["moved"], {}).setdefault(m["server"], []).append(
-                f"{m['pct']:+.0f} % {CHAIN_AT[m['load']]}")
-    # "CPU per request fell with `a` (what it adds: -12 % at 40 connections); it rose with `b` (...); `c` ... stayed
-    # within them": the repeats' ranges, the only spread a step's change is judged against
-    clauses = [f"{verb} with {listing(f'`{sid}` ({CHAIN_ADDS[sid]}: {listing(said)})' for sid, said in steps.items())}"
-               for verb, steps in sorted(by_step.items())]
-    moved_any = {sid for steps in by_step.values() for sid in steps}
-    rest = [sid for sid in URING_CHAIN[1:] if sid not in moved_any]
-    if clauses:
-        said = "CPU per request " + "; it ".join(clauses)
-        said += f"; {ids(rest)} stayed within them" if rest else ""
-    else:
-        said = "No step moved CPU per request beyond the repeats' ranges at any load"
-    if reps <= 1:
-        said += " (one repeat per point: no range to judge a step by, so every difference counts here)"
-    out = {"uc_repeats": words(reps), "uc_moved": markdown(said + ".")}
-    first, last = T.loc["c-uring"], T.loc["c-uring-multishot"]
-    out["uc_total"] = listing(f"{_pct(last[label], first[label])} {CHAIN_AT[label]}" for label in CHAIN_LOADS)
-    epoll = T.loc["c-epoll"]
-    out["uc_epoll"] = listing(f"{_pct(last[label], epoll[label])} {CHAIN_AT[label]}" for label in CHAIN_LOADS)
+    out = {"uc_repeats": words(reps), "uc_moved": markdown(_chain_moved(moves, reps))}
+    first, last, epoll = T.loc["c-uring"], T.loc["c-uring-multishot"], T.loc["c-epoll"]
+    out["uc_total"] = _changes({at: _pct(last[label], first[label]) for label, at in CHAIN_AT.items()},
+                               "changed by", "did not change")
+    out["uc_epoll"] = _changes({at: _pct(last[label], epoll[label]) for label, at in CHAIN_AT.items()},
+                               "differed by", "did not differ")
     idle = chain_idle(chain)
     out["uc_idle_n"] = f"{int(idle['idle'].median()):,}" if len(idle) else NA
     before = T.loc[list(URING_CHAIN[:-1]), IDLE_KIB]
-    out["uc_idle"] = markdown(
-        f"from `c-uring` to `c-uring-direct`, {span(before.min(), before.max(), '.1f')} KiB per idle connection; "
-        f"`c-uring-multishot`, {number(last[IDLE_KIB], '.1f')} KiB")
+    steps = span(before.min(), before.max(), ".1f")
+    out["uc_idle"] = markdown(NA if steps == NA and not math.isfinite(last[IDLE_KIB]) else
+                              f"{steps} KiB {'across the steps' if ' to ' in steps else 'at every step'} from "
+                              f"`c-uring` to `c-uring-direct`, and {number(last[IDLE_KIB], '.1f')} KiB with "
+                              f"`c-uring-multishot`")
     if checks(chain, check) and len(idle):
         claim(bool(before.min() > 4 * last[IDLE_KIB]),
               "every server before c-uring-multishot kept more than four times its memory per idle connection",
               before=before.round(2).to_dict(), multishot=round(float(last[IDLE_KIB]), 2))
     return out
+
+
+def _changes(pcts: dict[str, str], verb: str, none: str) -> str:
+    """Signed percentages by load ("at 40 connections": "-26 %") as a predicate: "changed by -26 % at 40 connections
+    and -36 % pipelined, and not at all at 1,000"; `none` + " at any load" where every one reads zero; loads without
+    a value left out ("n/a" where none has one)."""
+    known = {at: p for at, p in pcts.items() if p != NA}
+    moved = [f"{p} {at}" for at, p in known.items() if p not in ("+0 %", "-0 %")]
+    still = [at for at, p in known.items() if p in ("+0 %", "-0 %")]
+    if not known:
+        return NA
+    if not moved:
+        return f"{none} at any load"
+    return f"{verb} {listing(moved)}" + (f", and not at all {listing(still)}" if still else "")
+
+
+def _chain_moved(moves: list[dict], reps: int) -> str:
+    """Which steps moved CPU per request beyond the repeats' ranges, at which loads, as one sentence naming one number
+    (the largest move; the table beside it has the others): "Beyond the repeats' ranges, `a` lowered CPU per request
+    at 40 connections and pipelined; `b` raised it pipelined; `c` and `d` moved it at no load. The largest move was
+    `a`'s, -47 % pipelined."; with one repeat per point there is no range to judge by, and the sentence says so."""
+    if reps <= 1:
+        return ("With one repeat per point there is no range to judge a step by: the table gives each step's "
+                "medians.")
+    beyond = [m for m in moves if m["moved"] != "within" and math.isfinite(m["pct"])]
+    if not beyond:
+        return "No step moved CPU per request beyond the repeats' ranges at any load."
+    clauses, named = [], False
+    for sid in URING_CHAIN[1:]:
+        mine = [m for m in beyond if m["server"] == sid]
+        if not mine:
+            continue
+        parts = []
+        for moved, verb in (("fell", "lowered"), ("rose", "raised")):
+            loads = [CHAIN_AT[m["load"]] for m in mine if m["moved"] == moved]
+            if loads:
+                parts.append(f"{verb} {'CPU per request' if not named else 'it'} {listing(loads)}")
+                named = True
+        clauses.append(f"`{sid}` " + " and ".join(parts))
+    rest = [sid for sid in URING_CHAIN[1:] if not any(m["server"] == sid for m in beyond)]
+    if rest:
+        clauses.append(f"{ids(rest)} moved it at no load")
+    top = max(beyond, key=lambda m: abs(m["pct"]))
+    return (f"Beyond the repeats' ranges, {'; '.join(clauses)}. "
+            f"The largest move was `{top['server']}`'s, {top['pct']:+.0f} % {CHAIN_AT[top['load']]}.")
 
 
 # ---------------------------------------------------------------------------------------------- jvm-memory
