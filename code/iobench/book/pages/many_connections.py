@@ -300,6 +300,7 @@ CHAIN_ADDS = {"c-epoll": "(the epoll loop, for reference)", "c-uring": "(the sta
 CHAIN_LOADS = {"40 connections": (40, 1), "1,000 connections": (1000, 1), "pipelined": (40, 16)}
 CHAIN_AT = {"40 connections": "at 40 connections", "1,000 connections": "at 1,000", "pipelined": "pipelined"}
 IDLE_KIB = "KiB per idle connection"
+CHAIN_UNITS = {label: f"{label}: µs CPU/req" for label in CHAIN_LOADS}  # the table's headings
 
 
 def chain_idle(chain) -> pd.DataFrame:
@@ -367,6 +368,11 @@ def uring_chain(chain, check: bool | None = None) -> dict:
                                "changed by", "did not change")
     out["uc_epoll"] = _changes({at: _pct(last[label], epoll[label]) for label, at in CHAIN_AT.items()},
                                "differed by", "did not differ")
+    apart = [label for label in CHAIN_LOADS
+             if last[label + "_min"] > epoll[label + "_max"] or last[label + "_max"] < epoll[label + "_min"]]
+    known = [label for label in CHAIN_LOADS if math.isfinite(last[label] * epoll[label])]
+    out["uc_epoll_overlap"] = (NA if not known else "at every load" if not apart else "at no load" if
+                               len(apart) == len(known) else "except " + listing(CHAIN_AT[a] for a in apart))
     idle = chain_idle(chain)
     out["uc_idle_n"] = f"{int(idle['idle'].median()):,}" if len(idle) else NA
     before = T.loc[list(URING_CHAIN[:-1]), IDLE_KIB]
@@ -375,6 +381,23 @@ def uring_chain(chain, check: bool | None = None) -> dict:
                               f"{steps} KiB {'across the steps' if ' to ' in steps else 'at every step'} from "
                               f"`c-uring` to `c-uring-direct`, and {number(last[IDLE_KIB], '.1f')} KiB with "
                               f"`c-uring-multishot`")
+    task = [abs(m["pct"]) for m in moves if m["server"] == "c-uring-taskrun" and math.isfinite(m["pct"])]
+    out["uc_taskrun"] = span(min(task), max(task), ".0f", " %") if task else NA
+    lo, hi = T.loc["c-epoll", "40 connections_min"], T.loc["c-epoll", "40 connections_max"]
+    out["uc_epoll_spread"] = span(lo, hi, ".1f", " µs")
+    drift = 100 * (hi / lo - 1) if lo and math.isfinite(hi / lo) else NAN
+    out["uc_epoll_drift"] = number(drift, ".0f")
+    if checks(chain, check) and reps > 1:
+        fell = {(m["server"], m["load"]) for m in moves if m["moved"] == "fell"}
+        everywhere = {sid for sid in URING_CHAIN[1:] if {(sid, load) for load in CHAIN_LOADS} <= fell}
+        claim(everywhere == {"c-uring-taskrun"}, "the task-run flags lowered CPU per request beyond the repeats' "
+              "ranges at every load, and no other step did", steps_lowering_everywhere=sorted(everywhere))
+        others = [abs(m["pct"]) for m in moves if m["server"] != "c-uring-taskrun" and m["moved"] != "within"]
+        claim(all(x < drift for x in others), "every other step that moved CPU per request beyond the repeats' ranges "
+              "moved it by less than c-epoll's own repeats spread at 40 connections",
+              moves=[round(x, 1) for x in others], epoll_spread_pct=round(drift, 1))
+        claim(all(m["moved"] == "within" for m in moves if m["server"] == "c-uring-multishot"),
+              "multishot receive's step moved CPU per request beyond the repeats' ranges at no load")
     if checks(chain, check) and len(idle):
         claim(bool(before.min() > 4 * last[IDLE_KIB]),
               "every server before c-uring-multishot kept more than four times its memory per idle connection",
@@ -397,35 +420,47 @@ def _changes(pcts: dict[str, str], verb: str, none: str) -> str:
 
 
 def _chain_moved(moves: list[dict], reps: int) -> str:
-    """Which steps moved CPU per request beyond the repeats' ranges, at which loads, as one sentence naming one number
-    (the largest move; the table beside it has the others): "Beyond the repeats' ranges, `a` lowered CPU per request
-    at 40 connections and pipelined; `b` raised it pipelined; `c` and `d` moved it at no load. The largest move was
-    `a`'s, -47 % pipelined."; with one repeat per point there is no range to judge by, and the sentence says so."""
+    """Which steps moved CPU per request beyond the repeats' ranges, as one sentence with at most four numbers (the
+    table beside it has the rest): those that moved it at every load, the same way, by how much; those that moved it
+    at some loads only; those at none. "Only `a` lowered CPU per request beyond the repeats' ranges at every load,
+    by 25 to 33 %; `b`, `c` and `d` moved it beyond them at some loads only (by 5 to 13 %, up and down), and `e` at
+    none." With one repeat per point there is no range to judge by, and the sentence says so."""
     if reps <= 1:
         return ("With one repeat per point there is no range to judge a step by: the table gives each step's "
                 "medians.")
     beyond = [m for m in moves if m["moved"] != "within" and math.isfinite(m["pct"])]
     if not beyond:
         return "No step moved CPU per request beyond the repeats' ranges at any load."
-    clauses, named = [], False
+    loads = len(CHAIN_LOADS)
+    every, some = {}, []
     for sid in URING_CHAIN[1:]:
         mine = [m for m in beyond if m["server"] == sid]
-        if not mine:
-            continue
-        parts = []
-        for moved, verb in (("fell", "lowered"), ("rose", "raised")):
-            loads = [CHAIN_AT[m["load"]] for m in mine if m["moved"] == moved]
-            if loads:
-                parts.append(f"{verb} {'CPU per request' if not named else 'it'} {listing(loads)}")
-                named = True
-        clauses.append(f"`{sid}` " + " and ".join(parts))
-    rest = [sid for sid in URING_CHAIN[1:] if not any(m["server"] == sid for m in beyond)]
-    if rest:
-        clauses.append(f"{ids(rest)} moved it at no load")
-    top = max(beyond, key=lambda m: abs(m["pct"]))
-    return (f"Beyond the repeats' ranges, {'; '.join(clauses)}. "
-            f"The largest move was `{top['server']}`'s, {top['pct']:+.0f} % {CHAIN_AT[top['load']]}.")
-
+        if len(mine) == loads and len({m["moved"] for m in mine}) == 1:
+            every[sid] = mine
+        elif mine:
+            some.append(sid)
+    none = [sid for sid in URING_CHAIN[1:] if sid not in every and sid not in some]
+    parts = []
+    for moved, verb in (("fell", "lowered"), ("rose", "raised")):
+        sids = [sid for sid, mine in every.items() if mine[0]["moved"] == moved]
+        if sids:
+            pcts = [abs(m["pct"]) for sid in sids for m in every[sid]]
+            parts.append(f"{'only ' if len(sids) == 1 and len(every) == 1 else ''}{ids(sids)} {verb} CPU per request "
+                         f"beyond the repeats' ranges at every load, by {span(min(pcts), max(pcts), '.0f')} %")
+    if not parts:
+        parts.append("no step moved CPU per request beyond the repeats' ranges at every load")
+    said = "; ".join(parts)
+    if some:
+        moved_some = [m for m in beyond if m["server"] in some]
+        pcts = [abs(m["pct"]) for m in moved_some]
+        ways = {m["moved"] for m in moved_some}
+        how = "up and down" if len(ways) == 2 else "all up" if ways == {"rose"} else "all down"
+        where = ("at one load" + (" each" if len(some) > 1 else "")
+                 if all(sum(m["server"] == sid for m in moved_some) == 1 for sid in some) else "at some loads only")
+        said += f"; {ids(some)} moved it beyond them {where} (by {span(min(pcts), max(pcts), '.0f')} %, {how})"
+    if none:
+        said += f"{', and' if some else ';'} {ids(none)} at none"
+    return said[0].upper() + said[1:] + "."
 
 # ---------------------------------------------------------------------------------------------- jvm-memory
 
