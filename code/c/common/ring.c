@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+const unsigned ring_taskrun_tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+                                       IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
+                                       IORING_SETUP_COOP_TASKRUN, 0};
 
 _Noreturn void ring_unsupported(const char *what, int err)
 {
@@ -50,6 +55,15 @@ void ring_require(struct io_uring *ring, const char *what, const int *ops, size_
         io_uring_free_probe(probe);
     if (!ok)
         ring_unsupported(what, ENOSYS);
+}
+
+void ring_register_direct(struct io_uring *ring)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        die("getrlimit(RLIMIT_NOFILE)");
+    unsigned slots = lim.rlim_cur < RING_MAX_SLOTS ? (unsigned)lim.rlim_cur : RING_MAX_SLOTS;
+    ring_check(io_uring_register_files_sparse(ring, slots), "io_uring_register_files_sparse");
 }
 
 struct io_uring_sqe *ring_sqe(struct io_uring *ring)

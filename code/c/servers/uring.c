@@ -35,7 +35,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,13 +47,6 @@
 #define DIRECT (URING_STEP >= 4)
 
 #define RING_ENTRIES 4096
-#define MAX_SLOTS (1 << 20) /* the kernel's limit on registered files */
-#ifndef IORING_SETUP_SINGLE_ISSUER /* kernel 6.0, 6.1: values from linux/io_uring.h */
-#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
-#endif
-#ifndef IORING_SETUP_DEFER_TASKRUN
-#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
-#endif
 
 enum op { OP_ACCEPT, OP_RECV, OP_SEND, OP_WORK, OP_IGNORE };
 
@@ -230,10 +222,7 @@ static void on_completion(struct io_uring_cqe *cqe)
 static void setup_ring(void)
 {
 #if TASKRUN
-    static const unsigned tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-                                     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
-                                     IORING_SETUP_COOP_TASKRUN, 0};
-    ring_init(&ring, RING_ENTRIES, 0, tries);
+    ring_init(&ring, RING_ENTRIES, 0, ring_taskrun_tries);
 #else
     ring_init(&ring, RING_ENTRIES, 0, NULL);
 #endif
@@ -247,11 +236,7 @@ static void setup_ring(void)
     (void)io_uring_register_ring_fd(&ring); /* 5.18; without it, each enter looks the ring up */
 #endif
 #if DIRECT
-    struct rlimit lim;
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
-        die("getrlimit(RLIMIT_NOFILE)");
-    ring_check(io_uring_register_files_sparse(&ring, lim.rlim_cur < MAX_SLOTS ? (unsigned)lim.rlim_cur : MAX_SLOTS),
-               "io_uring_register_files_sparse");
+    ring_register_direct(&ring);
 #endif
 }
 

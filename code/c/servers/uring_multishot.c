@@ -44,7 +44,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,14 +53,7 @@
 #define BUF_SIZE 1024  /* a request of wrk's, or 16 pipelined ones, takes one or two */
 #define BUF_GROUP 0
 #define HOLD_MAX 16 /* buffers a connection may hold (b->in full) before its receive is paused */
-#define MAX_SLOTS (1 << 20) /* the kernel's limit on registered files */
 #define SPARE_MAX 1024 /* conn_bufs kept for reuse: a free() and calloc() per request cost more than the IO */
-#ifndef IORING_SETUP_SINGLE_ISSUER /* kernel 6.0, 6.1: values from linux/io_uring.h */
-#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
-#endif
-#ifndef IORING_SETUP_DEFER_TASKRUN
-#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
-#endif
 
 enum kind { K_ACCEPT, K_RECV, K_SEND, K_WORK, K_CLOSE, K_IGNORE }; /* user_data's low 3 bits */
 
@@ -348,19 +340,12 @@ static void on_completion(struct io_uring_cqe *cqe)
 /* The ring with the most advised setup flags this kernel accepts. */
 static void setup_ring(void)
 {
-    static const unsigned tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-                                     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
-                                     IORING_SETUP_COOP_TASKRUN, 0};
-    ring_init(&ring, RING_ENTRIES, CQ_ENTRIES, tries);
+    ring_init(&ring, RING_ENTRIES, CQ_ENTRIES, ring_taskrun_tries);
     /* Multishot receive came in 6.0 with IORING_OP_SEND_ZC, which the probe can see. */
     static const int needs[] = {IORING_OP_SEND_ZC};
     ring_require(&ring, "io_uring multishot receive", needs, 1);
     (void)io_uring_register_ring_fd(&ring); /* 5.18; without it, each enter looks the ring up */
-    struct rlimit lim;
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
-        die("getrlimit(RLIMIT_NOFILE)");
-    ring_check(io_uring_register_files_sparse(&ring, lim.rlim_cur < MAX_SLOTS ? (unsigned)lim.rlim_cur : MAX_SLOTS),
-               "io_uring_register_files_sparse");
+    ring_register_direct(&ring);
     if (posix_memalign((void **)&buf_ring, 4096, BUF_COUNT * sizeof(struct io_uring_buf)) != 0 ||
         (bufs = malloc((size_t)BUF_COUNT * BUF_SIZE)) == NULL)
         die("malloc(provided buffers)");
