@@ -107,19 +107,5 @@ KERNEL_PATHS = OpenPlan(
     warmup_s=3.0,
     kprofile=True,
 )
-# where the io_uring chain's CPU per request goes (data/io-uring-chain measured it): each step sampled as kernel-paths
-# samples, kept alive and pipelined, to see what the task-run flags take away
-URING_CHAIN_PATHS = OpenPlan(
-    dataset="io-uring-chain-paths",
-    description="where the io_uring chain's CPU per request goes, c-uring to c-uring-multishot beside c-epoll: stacks "
-                "sampled (perf record -e cpu-clock -g) in a closed loop of 40 connections, kept alive and pipelined "
-                "16 deep, hello-world",
-    servers=("c-epoll",) + manifest.URING_CHAIN,
-    points=(_profiled(), _profiled(pipeline=16)),
-    smoke_servers=("c-uring", "c-uring-taskrun"),
-    measured_s=4.0,
-    warmup_s=3.0,
-    kprofile=True,
-)
-PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS, KERNEL_PATHS, URING_CHAIN_PATHS)}
+PLANS = {p.dataset: p for p in (OPEN_LOOP, CROSSCHECK, SYSCALLS, KERNEL_PATHS)}
 
