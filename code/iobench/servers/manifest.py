@@ -237,17 +237,18 @@ for _id, _model, _summary in C_SERVERS:
 # c-uring's chain towards c-uring-multishot, one change per step (servers/uring.c built with URING_STEP=1..4, each
 # keeping the steps before it): not models of their own (role "step": no plan of every model runs them), but each
 # passes the contract battery, in its sanitizer build too
-URING_STEPS = [
-    ("c-uring-taskrun", "1: task-run flags", "c-uring with single issuer and deferred task running"),
-    ("c-uring-ringfd", "2: + registered ring", "c-uring-taskrun with a registered ring descriptor"),
-    ("c-uring-maccept", "3: + multishot accept", "c-uring-ringfd with multishot accept"),
-    ("c-uring-direct", "4: + direct descriptors",
-     "c-uring-maccept accepting into registered files (direct descriptors)"),
+URING_STEPS = [  # (id, its model's short name, what it adds to the step before it)
+    ("c-uring-taskrun", "1: task-run flags", "single issuer and deferred task running"),
+    ("c-uring-ringfd", "2: + registered ring", "a registered ring descriptor"),
+    ("c-uring-maccept", "3: + multishot accept", "multishot accept"),
+    ("c-uring-direct", "4: + direct descriptors", "direct descriptors (registered files)"),
 ]
-for _id, _model, _summary in URING_STEPS:
-    register(dataclasses.replace(c_server(_id, "io_uring chain, step " + _model, _summary), role="step"))
 # c-uring, each step of its chain in order, then c-uring-multishot (data/io-uring-chain)
 URING_CHAIN = ("c-uring", *(s[0] for s in URING_STEPS), "c-uring-multishot")
+URING_ADDS = {sid: adds for sid, _, adds in URING_STEPS}
+for _before, (_id, _model, _adds) in zip(URING_CHAIN, URING_STEPS):
+    register(dataclasses.replace(c_server(_id, "io_uring chain, step " + _model, f"{_before} with {_adds}"),
+                                 role="step"))
 
 
 # ---- the Java servers (code/java, built by Maven through code/Makefile) ----------------------

@@ -23,7 +23,7 @@ from iobench.book.claims import claim
 from iobench.book.pages import checks, key
 from iobench.book.phrases import NA, each, ids, listing, markdown, span, words
 from iobench.data.report import number, value_in
-from iobench.servers.manifest import URING_CHAIN
+from iobench.servers.manifest import URING_ADDS, URING_CHAIN
 
 NAN = float("nan")
 
@@ -291,10 +291,7 @@ def io_uring(uring) -> dict:
 
 CHAIN = ("c-epoll",) + URING_CHAIN
 # what each server of the chain adds to the one before it (c-uring: the start; c-epoll: the reference beside it)
-CHAIN_ADDS = {"c-epoll": "(the epoll loop, for reference)", "c-uring": "(the start)",
-              "c-uring-taskrun": "single issuer, deferred task running",
-              "c-uring-ringfd": "a registered ring descriptor", "c-uring-maccept": "multishot accept",
-              "c-uring-direct": "direct descriptors (registered files)",
+CHAIN_ADDS = {"c-epoll": "(the epoll loop, for reference)", "c-uring": "(the start)", **URING_ADDS,
               "c-uring-multishot": "multishot receive into a provided-buffer ring"}
 # the chain's loads: label -> (connections, pipeline), each at no idle connections
 CHAIN_LOADS = {"40 connections": (40, 1), "1,000 connections": (1000, 1), "pipelined": (40, 16)}
