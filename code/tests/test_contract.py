@@ -33,6 +33,11 @@ SANITIZED = [(sid, "asan") for sid in C_IDS] + [(sid, "jvm") for sid in JAVA_IDS
 STEPS = ids("C", role="step")
 STEP_BATTERY = [(sid, build) for sid in STEPS for build in ("opt", "asan")]
 STEP_SANITIZED = [(sid, "asan") for sid in STEPS]
+# the models whose wait is a real database (role "db"; each start makes a throwaway PostgreSQL): GET / is the
+# contract's, so the battery, the closing responses and a stop with open connections run on them too, in both builds
+DB_IDS = ids("C", role="db")
+DB_VARIANTS = [(sid, build) for sid in DB_IDS for build in ("opt", "asan")]
+DB_SANITIZED = [(sid, "asan") for sid in DB_IDS]
 SERIAL = {"c-sequential", "java-blocking", "java-nio"}  # one request at a time, by design
 # ASan's note at c-coroutine's first swapcontext (it cannot follow a switch of stacks): not a report
 ASAN_UCONTEXT_NOTE = "ASan doesn't fully support makecontext/swapcontext"
@@ -81,7 +86,7 @@ def one_request(port: int) -> None:
 
 
 @pytest.mark.parametrize("work_ms", [0, 5])
-@pytest.mark.parametrize("server_id, build", VARIANTS + STEP_BATTERY, ids=_id)
+@pytest.mark.parametrize("server_id, build", VARIANTS + STEP_BATTERY + DB_VARIANTS, ids=_id)
 def test_battery(server_id, build, work_ms, tmp_path):
     """With work, the models' other path runs too (worker pools, Netty's business group, Mina's ExecutorFilter)."""
     srv = start(server_id, build, tmp_path, work_ms=work_ms)
@@ -131,7 +136,7 @@ def test_pipelined_requests_with_work(server_id, build, tmp_path):
     assert_clean_exit(srv)
 
 
-@pytest.mark.parametrize("server_id, build", SANITIZED + STEP_SANITIZED, ids=_id)
+@pytest.mark.parametrize("server_id, build", SANITIZED + STEP_SANITIZED + DB_SANITIZED, ids=_id)
 def test_sigterm_with_open_connections_is_clean(server_id, build, tmp_path):
     """Stopped while clients hold connections (idle, mid-request, mid-work): exit 0, no leak report.
 
@@ -220,7 +225,7 @@ def read_to_end(sock: socket.socket, timeout: float = 10.0) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("server_id, build", VARIANTS, ids=_id)
+@pytest.mark.parametrize("server_id, build", VARIANTS + DB_VARIANTS, ids=_id)
 def test_closing_responses_exact_bytes_then_close(server_id, build, tmp_path):
     """Each on a connection of its own: the same bytes in every language, then the close."""
     srv = start(server_id, build, tmp_path)

@@ -73,8 +73,8 @@ static int has_token(const char *v, size_t n, const char *tok)
     return 0;
 }
 
-/* Parse the request line [p, eol): METHOD SP TARGET SP HTTP/1.x; return x or -1. */
-static int parse_request_line(const char *p, const char *eol)
+/* Parse the request line [p, eol): METHOD SP TARGET SP HTTP/1.x; return x or -1, and where TARGET is. */
+static int parse_request_line(const char *p, const char *eol, const char **target_at, size_t *target_len)
 {
     const char *q = p;
     while (q < eol && is_tchar((unsigned char)*q))
@@ -86,6 +86,8 @@ static int parse_request_line(const char *p, const char *eol)
         q++;
     if (q == target || q >= eol || *q != ' ')
         return -1;
+    *target_at = target;
+    *target_len = (size_t)(q - target);
     q++;
     if (eol - q != 8 || memcmp(q, "HTTP/1.", 7) != 0 || (q[7] != '0' && q[7] != '1'))
         return -1;
@@ -103,7 +105,9 @@ enum http_status http_parse(const char *buf, size_t len, struct http_request *re
     const char *eol = memchr(p, '\r', (size_t)(stop - p));
     if (eol == NULL || eol[1] != '\n')
         return HTTP_BAD;
-    int minor = parse_request_line(p, eol);
+    const char *target = NULL;
+    size_t target_len = 0;
+    int minor = parse_request_line(p, eol, &target, &target_len);
     if (minor < 0)
         return HTTP_BAD;
 
@@ -135,6 +139,8 @@ enum http_status http_parse(const char *buf, size_t len, struct http_request *re
         }
     }
     req->length = end;
+    req->target = (size_t)(target - buf);
+    req->target_len = target_len;
     req->keep_alive = minor == 1 ? !close : (keep && !close);
     return HTTP_OK;
 }

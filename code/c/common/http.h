@@ -24,8 +24,10 @@ enum http_status {
 };
 
 struct http_request {
-    size_t length;  /* bytes of the buffer this request used */
-    int keep_alive; /* 1 if the connection stays open after the response */
+    size_t length;     /* bytes of the buffer this request used */
+    int keep_alive;    /* 1 if the connection stays open after the response */
+    size_t target;     /* where the request target (the path and its query) starts in the buffer */
+    size_t target_len; /* and its length (at least 1) */
 };
 
 enum http_status http_parse(const char *buf, size_t len, struct http_request *req);

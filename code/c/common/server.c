@@ -70,7 +70,7 @@ void parse_options(int argc, char **argv, struct options *opts, const char *usag
         {"port", required_argument, NULL, 'p'},    {"host", required_argument, NULL, 'H'},
         {"work-ms", required_argument, NULL, 'w'}, {"spin-us", required_argument, NULL, 's'},
         {"pool", required_argument, NULL, 'n'},    {"backlog", required_argument, NULL, 'b'},
-        {"idle-timeout-s", required_argument, NULL, 'i'},
+        {"idle-timeout-s", required_argument, NULL, 'i'}, {"db", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     *opts = (struct options){.host = "127.0.0.1", .port = 0, .backlog = 4096, .idle_timeout_s = 2};
@@ -84,10 +84,12 @@ void parse_options(int argc, char **argv, struct options *opts, const char *usag
         case 'n': opts->pool = (int)parse_number(argv[0], "--pool", optarg, 100000); break;
         case 'b': opts->backlog = (int)parse_number(argv[0], "--backlog", optarg, 1 << 20); break;
         case 'i': opts->idle_timeout_s = parse_number(argv[0], "--idle-timeout-s", optarg, 1e6); break;
+        case 'd': opts->db = optarg; break;
         default: usage(argv[0], usage_extra);
         }
     }
-    if (optind != argc)
+    /* --db only where the server's usage names it: a server that would ignore it refuses it */
+    if (optind != argc || (opts->db != NULL && (usage_extra == NULL || strstr(usage_extra, "--db") == NULL)))
         usage(argv[0], usage_extra);
 }
 
@@ -273,17 +275,40 @@ static int flush(int fd, const struct stream_ops *io, char *out, size_t *out_len
 }
 
 // BEGIN serve-connection
-void serve_connection(int fd, const struct options *opts)
+static void serve_blocking(int fd, const struct options *opts, const struct stream_ops *io)
 {
-    static const struct stream_ops blocking = {read, write_all, work_sleep_ms};
     time_t s = (time_t)opts->idle_timeout_s;
     struct timeval idle = {.tv_sec = s, .tv_usec = (suseconds_t)((opts->idle_timeout_s - (double)s) * 1e6)};
     /* A silent client must not hold a blocking server forever (nor a thread); 0 = no timeout. */
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof idle) == 0) {
         set_nodelay(fd);
-        serve_requests(fd, opts, &blocking);
+        serve_requests(fd, opts, io);
     }
     close(fd);
+}
+
+void serve_connection(int fd, const struct options *opts)
+{
+    static const struct stream_ops blocking = {read, write_all, work_sleep_ms, NULL};
+    serve_blocking(fd, opts, &blocking);
+}
+
+void serve_connection_answered(int fd, const struct options *opts, answer_fn answer)
+{
+    const struct stream_ops answering = {read, write_all, work_sleep_ms, answer};
+    serve_blocking(fd, opts, &answering);
+}
+
+/* A computed answer to one request, written at once (it waited on something: what came before it is already out).
+ * 1 while the connection stays open. */
+static int answer_one(int fd, const struct stream_ops *io, const char *buf, const struct http_request *req)
+{
+    static __thread char *answer; /* one per thread, made on its first computed answer */
+    if (answer == NULL && (answer = malloc(ANSWER_MAX)) == NULL)
+        return 0;
+    int close_after = 0;
+    size_t n = io->answer(buf + req->target, req->target_len, req->keep_alive, answer, ANSWER_MAX, &close_after);
+    return n > 0 && io->write_all(fd, answer, n) >= 0 && !close_after && req->keep_alive;
 }
 
 void serve_requests(int fd, const struct options *opts, const struct stream_ops *io)
@@ -296,6 +321,13 @@ void serve_requests(int fd, const struct options *opts, const struct stream_ops 
         /* Answer every complete request already read, in one write: pipelined requests
          * get their responses together, not one small segment each. */
         while ((st = http_parse(buf, len, &req)) == HTTP_OK) {
+            if (io->answer != NULL) {
+                if (flush(fd, io, out, &out_len) < 0 || !answer_one(fd, io, buf, &req))
+                    return;
+                len -= req.length;
+                memmove(buf, buf + req.length, len);
+                continue;
+            }
             if (opts->work_ms > 0) {
                 if (flush(fd, io, out, &out_len) < 0)
                     return; /* what is done goes out before the next request's work */

@@ -32,6 +32,7 @@ struct options {
     int pool;     /* 0: the model's default */
     int backlog;
     double idle_timeout_s; /* blocking servers: drop a connection silent this long; 0 = never */
+    const char *db;        /* --db DSN: the database's libpq connection string (only servers whose usage names it) */
 };
 
 extern volatile sig_atomic_t stop_requested;
@@ -104,13 +105,25 @@ void set_nodelay(int fd);
  * request's work, when there is work). Sets TCP_NODELAY. Closes fd. */
 void serve_connection(int fd, const struct options *opts);
 
+/* A server whose answers are computed (the database servers, db.h) instead of the book's fixed one after the
+ * simulated work: the whole response to one request (its target, keep_alive) written at out, at most cap
+ * (ANSWER_MAX) bytes; returns its length (0: none could be made), and sets *close when the connection must
+ * close after it. */
+typedef size_t (*answer_fn)(const char *target, size_t target_len, int keep_alive, char *out, size_t cap,
+                            int *close);
+#define ANSWER_MAX 20480
+
 /* How a connection loop that looks blocking reads, writes and waits: with the blocking
  * calls themselves (serve_connection), or with calls that park a coroutine (c-coroutine). */
 struct stream_ops {
     ssize_t (*read)(int fd, void *buf, size_t n);            /* as read(2) */
     ssize_t (*write_all)(int fd, const void *buf, size_t n); /* as write_all */
     void (*sleep_ms)(double ms);                             /* the work's wait */
+    answer_fn answer;                                        /* NULL: the book's response */
 };
+
+/* serve_connection for a server whose answers are computed: each request answered by answer, in turn. */
+void serve_connection_answered(int fd, const struct options *opts, answer_fn answer);
 
 /* serve_connection's loop, over io: answers requests on fd until the peer closes, asks to
  * close, sends something malformed, or a read or write fails. Leaves fd open. */

@@ -3,7 +3,7 @@
  *
  * Feeds arbitrary bytes to http_parse() the way a server does (request after request,
  * as in a pipelined stream) and checks its promises: a parsed request lies inside the
- * buffer and is not empty, and the parser never reads past the bytes it was given
+ * buffer and is not empty, its target lies inside the request, and the parser never reads past the bytes it was given
  * (AddressSanitizer checks that; the input is copied into an exact-size allocation).
  *
  * Build: make -C code/c build/fuzz_http     Run: code/c/build/fuzz_http -max_total_time=20
@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (req.length == 0 || req.length > size - off || req.length > HTTP_MAX_REQUEST)
             abort();
         if (req.keep_alive != 0 && req.keep_alive != 1)
+            abort();
+        if (req.target_len == 0 || req.target + req.target_len > req.length)
             abort();
         off += req.length;
     }

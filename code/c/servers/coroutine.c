@@ -118,7 +118,7 @@ static ssize_t co_write_all(int fd, const void *buf, size_t n)
  * reads, writes and the work's sleep that park this coroutine instead of the thread. */
 static void serve(void)
 {
-    static const struct stream_ops parked = {co_read, co_write_all, co_sleep};
+    static const struct stream_ops parked = {co_read, co_write_all, co_sleep, NULL};
     serve_requests(current->fd, &opts, &parked);
     current->done = 1;
 }

@@ -7,19 +7,36 @@
  * bounds the threads, and the queue bounds the memory. This is the C twin of Java's
  * ThreadPoolExecutor server, the source write-up 000's "pseudo-async" IO.
  *
+ * Built with -DWITH_DB it is c-db-threadpool, whose wait is a real database (PostgreSQL, through
+ * libpq): each worker holds one connection to it, opened at start, and blocks in it while a query
+ * runs, so the workers are the connection pool (--pool, default 16 there) and a request waits for a
+ * free worker, never for a database connection apart. Its routes are db.h's: TechEmpower's /db and
+ * /queries?queries=N, the book's body on any other target (the contract battery runs as on every
+ * server); --db DSN names the database.
+ *
  * Build: make -C code/c build/c-threadpool     Run: code/c/build/c-threadpool --pool 64
+ *        make -C code/c build/c-db-threadpool  Run: code/c/build/c-db-threadpool --db "host=... dbname=bench"
+ *        (iobench serve c-db-threadpool starts a throwaway PostgreSQL first and passes its --db)
  * Chapter: book/c/blocking.md
  */
 #define _GNU_SOURCE
 #include "../common/server.h"
+#ifdef WITH_DB
+#include "../common/db.h"
+#endif
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#ifdef WITH_DB
+#define DEFAULT_POOL 16
+#else
 #define DEFAULT_POOL 64
+#endif
 #define QUEUE_CAPACITY 1024
 
 // BEGIN queue
@@ -60,6 +77,36 @@ static int queue_take(void)
 
 static struct options opts;
 
+#ifdef WITH_DB
+static __thread struct db worker_db; /* this worker's connection to the database */
+
+static size_t answer(const char *target, size_t target_len, int keep_alive, char *out, size_t cap, int *close)
+{
+    int n;
+    enum db_route r = db_route(target, target_len, &n);
+    return db_answer(&worker_db, r, n, keep_alive, out, cap, close);
+}
+
+/* How many workers have tried their first connection: the server says READY once all have, so the pool is open
+ * before the first request (a database that is down is said, and the server starts anyway: it answers 503). */
+static int opened;
+static pthread_mutex_t opened_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t all_opened = PTHREAD_COND_INITIALIZER;
+
+static void *worker(void *arg)
+{
+    worker_db = (struct db){.dsn = opts.db, .seed = (unsigned)(uintptr_t)arg * 2654435761u};
+    (void)db_connect(&worker_db); /* within DB_TIMEOUT_MS */
+    pthread_mutex_lock(&opened_lock);
+    opened++;
+    pthread_cond_signal(&all_opened);
+    pthread_mutex_unlock(&opened_lock);
+    for (;;)
+        serve_connection_answered(queue_take(), &opts, answer);
+    return NULL;
+}
+#define USAGE " --db DSN\n  --db DSN: the database, as libpq's connection string (required)\n"
+#else
 static void *worker(void *arg)
 {
     (void)arg;
@@ -67,10 +114,19 @@ static void *worker(void *arg)
         serve_connection(queue_take(), &opts);
     return NULL;
 }
+#define USAGE NULL
+#endif
 
 int main(int argc, char **argv)
 {
-    parse_options(argc, argv, &opts, NULL);
+    parse_options(argc, argv, &opts, USAGE);
+#ifdef WITH_DB
+    if (opts.db == NULL) {
+        fprintf(stderr, "%s: --db DSN is required (the database it queries)\n", argv[0]);
+        return EXIT_SETUP;
+    }
+#endif
+
     int pool = opts.pool > 0 ? opts.pool : DEFAULT_POOL;
     install_signals();
     int lfd = listen_socket(&opts, 0, 0);
@@ -79,8 +135,14 @@ int main(int argc, char **argv)
     sigset_t old;
     block_stop_signals(&old);
     for (int i = 0; i < pool; i++)
-        start_thread(worker, NULL);
+        start_thread(worker, (void *)(uintptr_t)(i + 1));
     restore_signal_mask(&old);
+#ifdef WITH_DB
+    pthread_mutex_lock(&opened_lock);
+    while (opened < pool)
+        pthread_cond_wait(&all_opened, &opened_lock);
+    pthread_mutex_unlock(&opened_lock);
+#endif
     announce_ready(lfd);
 
     // BEGIN accept-loop

@@ -15,6 +15,10 @@ SIGTERM, then SIGKILL after a grace period. That happens on success, on exceptio
 on timeouts and on Ctrl-C (KeyboardInterrupt runs __exit__ like any exception);
 PR_SET_PDEATHSIG also kills the server if the harness itself is killed.
 Exit status 77 at start means "this model is not supported here": Unsupported.
+
+A server whose wait is a real database (role "db") gets one of its own: unless opts.db names one, a throwaway
+PostgreSQL (run/postgres.py) starts first, pinned to db_cpus (the server's cores unless told), and goes after the
+server, whatever ended the block; `srv.database` is it (its CPU, its processes, its metadata).
 """
 from __future__ import annotations
 
@@ -61,8 +65,10 @@ class ServerProcess:
 
     def __init__(self, server: Server, opts: ServerOptions | None = None, cpus: str | None = "0",
                  ready_timeout: float = 30.0, stop_timeout: float = 5.0, log_dir: Path | None = None,
-                 netns: str | None = None, account_cpu: bool = True):
+                 netns: str | None = None, account_cpu: bool = True, db_cpus: str | None = "same"):
         self.server = server
+        self.db_cpus = cpus if db_cpus == "same" else db_cpus
+        self.database = None  # a Postgres, for a server of role "db" given no opts.db
         self.account_cpu = account_cpu
         self.cpu_group: CpuGroup | None = None  # set in start() when cgroups are writable
         # A copy: the port the server ends up on is self.port, never written into the caller's options.
@@ -103,6 +109,11 @@ class ServerProcess:
 
     def start(self) -> None:
         opts = self.opts
+        if self.server.role == "db" and opts.db is None:
+            from iobench.run.postgres import Postgres
+            self.database = Postgres(cpus=self.db_cpus, account_cpu=self.account_cpu)
+            self.database.start()
+            opts.db = self.database.dsn
         if self.server.ready is Ready.PORT and opts.port == 0:
             opts.port = free_port(opts.host)
         if self.server.prepare:
@@ -251,6 +262,7 @@ class ServerProcess:
         proc = self.proc
         if proc is None:
             self._tmp.cleanup()
+            self._stop_database()
             return None
         try:
             left = procs.stop_group(proc, self.stop_timeout)
@@ -270,10 +282,17 @@ class ServerProcess:
             self.proc = None
             self._stderr_at_stop = self.stderr_tail()
             self._tmp.cleanup()
+            self._stop_database()
         if left:
             raise ServerError(f"{self.server.id}: processes {left} (pid: state) of group {proc.pid} still alive "
                               f"{self.stop_timeout:g} s after SIGKILL; argv={self.argv}")
         return self.exit_code
+
+    def _stop_database(self) -> None:
+        """The server's own database goes after it (the server first: its connections close with it)."""
+        if self.database is not None:
+            database, self.database = self.database, None
+            database.stop()
 
     @property
     def stopped_cleanly(self) -> bool:

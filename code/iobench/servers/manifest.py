@@ -36,6 +36,8 @@ class ServerOptions:
     idle_timeout_s: float | None = None
     extra: tuple[str, ...] = ()  # flags of the server's own, after the contract's (an RPC provider's keep-alive)
     jvm: tuple[str, ...] = ()    # a Java server's JVM flags after JAVA_FLAGS (a log of its safepoints, a heap setting)
+    db: str | None = None        # the database a server of role "db" queries (libpq's connection string); None: the
+                                 # harness starts a throwaway PostgreSQL (run/postgres.py) and fills this in
 
 
 class Ready(enum.Enum):
@@ -70,7 +72,8 @@ class Server:
     spread: str = "one"
     route: Route = CONTRACT            # what verify and the battery GET, and the body it must answer
     role: str = "model"                # "model": an IO model of the book; "rpc": an RPC provider (kinds/rpc);
-                                       # "step": a step of c-uring's chain (URING_STEPS)
+                                       # "step": a step of c-uring's chain (URING_STEPS); "db": a model whose
+                                       # wait is a real database (DB_SERVERS)
 
     @property
     def conforms(self) -> bool:
@@ -193,6 +196,8 @@ def contract_flags(opts: ServerOptions) -> list[str]:
             a += [flag, f"{value:g}"]
     if opts.idle_timeout_s is not None:  # here 0 means something: never drop an idle connection
         a += ["--idle-timeout-s", f"{opts.idle_timeout_s:g}"]
+    if opts.db is not None:
+        a += ["--db", opts.db]
     return a + list(opts.extra)
 
 
@@ -249,6 +254,16 @@ URING_ADDS = {sid: adds for sid, _, adds in URING_STEPS}
 for _before, (_id, _model, _adds) in zip(URING_CHAIN, URING_STEPS):
     register(dataclasses.replace(c_server(_id, "io_uring chain, step " + _model, f"{_before} with {_adds}"),
                                  role="step"))
+
+# The models whose wait is a real database: TechEmpower's /db and /queries over a throwaway PostgreSQL that the
+# harness starts before the server (ServerProcess; run/postgres.py) and passes as --db; GET / answers the book's body,
+# so the contract battery runs as on every server. Role "db": no plan of every model runs them.
+DB_SERVERS = [
+    ("c-db-threadpool", "thread pool, a database connection per thread",
+     "c-threadpool whose workers each hold a PostgreSQL connection (libpq) and block in it while a query runs"),
+]
+for _id, _model, _summary in DB_SERVERS:
+    register(dataclasses.replace(c_server(_id, _model, _summary), role="db"))
 
 
 # ---- the Java servers (code/java, built by Maven through code/Makefile) ----------------------

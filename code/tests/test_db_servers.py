@@ -1,0 +1,120 @@
+"""The servers whose wait is a real database (role "db"): TechEmpower's routes answered from the rows the database
+holds, a database that is down or silent answered 503 and never a hang, and the server's database gone with it.
+
+The contract (GET /, the battery, a stop with open connections, in both builds) is test_contract.py's."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench.run import procs
+from iobench.run.lifecycle import ServerProcess
+from iobench.servers import http
+from iobench.servers.manifest import CODE, ServerOptions, get, ids
+
+DB_IDS = ids("C", role="db")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+
+
+def serve(server_id: str, tmp_path, **opts) -> ServerProcess:
+    return ServerProcess(get(server_id), ServerOptions(**opts), cpus=None, log_dir=tmp_path)
+
+
+def rows(srv: ServerProcess, target: str) -> list[dict]:
+    resp = http.get("127.0.0.1", srv.port, target, timeout=10)
+    assert resp.status == 200 and resp.header("content-type") == "application/json", resp.raw[:200]
+    assert int(resp.header("content-length")) == len(resp.body)
+    got = json.loads(resp.body)
+    return got if isinstance(got, list) else [got]
+
+
+def held(srv: ServerProcess, row: dict) -> bool:
+    return srv.database.query(f"SELECT randomnumber FROM world WHERE id = {int(row['id'])}") == str(row["randomNumber"])
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_path):
+    with serve(server_id, tmp_path, pool=4) as srv:
+        one = rows(srv, "/db")
+        assert len(one) == 1 and held(srv, one[0]) and set(one[0]) == {"id", "randomNumber"}
+        twenty = rows(srv, "/queries?queries=20")
+        assert len(twenty) == 20 and all(held(srv, r) for r in twenty)
+        assert len({r["id"] for r in twenty}) > 1  # random ids, not one row twenty times
+        # TechEmpower's rule for the count: below 1 or not a number is 1, above 500 is 500
+        for target, n in (("/queries?queries=0", 1), ("/queries?queries=abc", 1), ("/queries?queries=7x", 1),
+                          ("/queries", 1), ("/queries?other=3&queries=3", 3), ("/queries?queries=100000", 500)):
+            assert len(rows(srv, target)) == n, target
+        assert http.get("127.0.0.1", srv.port, "/").body == http.BODY  # the contract's route is unchanged
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_a_database_that_is_down_or_silent_is_a_503_never_a_hang_and_the_server_lives_on(server_id, tmp_path):
+    with serve(server_id, tmp_path, pool=2) as srv:
+        db = srv.database
+        pids = db.pids()
+        for pid in pids:  # silent: every process of the database stopped, its sockets open
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                s.sendall(http.request_bytes("/db"))
+                resp = http.read_response(s, bytearray(), time.monotonic() + 10)
+                waited = time.monotonic() - t0
+                assert resp.status == 503 and resp.header("connection") == "close"
+                assert s.recv(1) == b""  # then the connection closes
+            assert 1.5 < waited < 5  # the server's 2-s deadline on a query, not the client's patience
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        assert rows(srv, "/db")  # back: the worker connected again
+        db.stop()  # down: gone altogether
+        t0 = time.monotonic()
+        assert http.get("127.0.0.1", srv.port, "/db", timeout=10).status == 503
+        assert time.monotonic() - t0 < 2
+        assert http.get("127.0.0.1", srv.port, "/").status == 200  # the server itself still answers
+        assert srv.proc.poll() is None
+    assert "database:" in srv.stderr_tail()  # and it said why, in libpq's words
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_the_server_s_database_goes_with_it(server_id, tmp_path):
+    with serve(server_id, tmp_path) as srv:
+        db = srv.database
+        folder, pids = db.folder, db.pids() + [srv.pid]
+        assert srv.argv[-2:] == ["--db", db.dsn] and db.cpus is None
+    assert not folder.exists()
+    deadline = time.monotonic() + 10
+    while any(procs.live_group_states(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}") and procs.stat_fields(p)[0] != b"Z"]
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_without_a_database_it_refuses_to_start_and_a_server_without_one_refuses_db(server_id, tmp_path):
+    binary = str(get(server_id).argv(ServerOptions(), CODE)[0])
+    out = subprocess.run([binary, "--port", "0"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 1 and "--db DSN is required" in out.stderr
+    out = subprocess.run([str(CODE / "c" / "build" / "c-threadpool"), "--db", "host=/tmp"], capture_output=True,
+                         text=True, timeout=10)
+    assert out.returncode == 1 and "usage:" in out.stderr  # a server that would ignore it refuses it
+
+
+def test_a_database_that_cannot_start_stops_the_server_s_start_with_its_words(tmp_path, monkeypatch):
+    from iobench.run import postgres
+    monkeypatch.setattr(postgres, "SETTINGS", {**postgres.SETTINGS, "shared_buffers": "not-a-size"})
+    before = set(Path("/tmp").glob(postgres.PREFIX + "*"))
+    srv = serve(DB_IDS[0], tmp_path)
+    with pytest.raises(postgres.DatabaseError, match="shared_buffers"):
+        with srv:
+            pass
+    assert srv.proc is None and srv.database is None  # the server never started; nothing of either is left
+    assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
