@@ -118,3 +118,89 @@ def test_a_database_that_cannot_start_stops_the_server_s_start_with_its_words(tm
             pass
     assert srv.proc is None and srv.database is None  # the server never started; nothing of either is left
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
+
+
+def world(srv: ServerProcess) -> dict[int, int]:
+    """The whole table, as the database holds it."""
+    return {int(i): int(v) for i, v in (line.split("|") for line in
+                                        srv.database.query("SELECT id, randomnumber FROM world").splitlines())}
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_many_clients_at_once_each_get_their_own_rows(server_id, tmp_path):
+    """Forty clients, each asking twenty rows five times at once: every row is the one the table holds for its id (a
+    loop that matched answers to the wrong request, or a pool that mixed two workers' rows, would say otherwise)."""
+    import concurrent.futures
+    with serve(server_id, tmp_path, pool=4) as srv:
+        table = world(srv)
+
+        def client(_):
+            got = []
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=20) as s:
+                buf = bytearray()
+                for _ in range(5):
+                    s.sendall(http.request_bytes("/queries?queries=20"))
+                    got += json.loads(http.read_response(s, buf, time.monotonic() + 20).body)
+            return got
+
+        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+            rows_seen = [r for got in pool.map(client, range(40)) for r in got]
+    assert len(rows_seen) == 40 * 5 * 20
+    assert [r for r in rows_seen if table[r["id"]] != r["randomNumber"]] == []
+
+
+def test_the_event_loop_serves_others_while_a_query_waits(tmp_path):
+    """c-db-epoll: with the database silent, a /db request waits (then a 503), and meanwhile the same loop answers
+    GET / at once: nothing in it blocks on the database."""
+    with serve("c-db-epoll", tmp_path) as srv:
+        pids = srv.database.pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
+                waiting.sendall(http.request_bytes("/db"))
+                t0 = time.monotonic()
+                assert http.get("127.0.0.1", srv.port, "/", timeout=5).body == http.BODY
+                assert time.monotonic() - t0 < 0.5
+                assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        deadline = time.monotonic() + 10  # a failed pipe connects again (once a second at most) when asked
+        while http.get("127.0.0.1", srv.port, "/db", timeout=10).status != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+
+
+@pytest.mark.parametrize("server_id", DB_IDS)
+def test_clients_that_leave_or_a_stop_while_rows_are_in_flight_leave_nothing_behind(server_id, tmp_path):
+    """Sanitizer build: 200 clients ask 500 rows each and close at once; the server goes on answering. Then, with the
+    database silent, clients wait on their rows and the server is stopped (c-db-epoll keeps such a connection until
+    its queries are done with, then frees it as it exits): exit 0 and no sanitizer report."""
+    import dataclasses
+    from iobench.servers.manifest import C_BUILD, contract_argv
+    entry = dataclasses.replace(get(server_id), argv=contract_argv(C_BUILD / "asan" / server_id))
+    subprocess.run(["make", "-s", "-C", str(CODE / "c"), f"build/asan/{server_id}"], check=True)
+    srv = ServerProcess(entry, ServerOptions(pool=2), cpus=None, log_dir=tmp_path)
+    with srv:
+        for _ in range(200):
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                s.sendall(http.request_bytes("/queries?queries=500"))
+        assert len(rows(srv, "/queries?queries=500")) == 500
+        pids = srv.database.pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        waiting = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(2)]
+        try:
+            for s in waiting:
+                s.sendall(http.request_bytes("/queries?queries=500"))
+            time.sleep(0.3)  # sent, and waiting on the silent database
+            os.kill(srv.pid, signal.SIGTERM)  # the server alone: its database stays, stopped, until it has exited
+            srv.proc.wait(20)
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+            for s in waiting:
+                s.close()
+    log = srv.log_path.read_text(errors="replace")
+    assert srv.exit_code == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]

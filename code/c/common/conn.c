@@ -6,11 +6,26 @@
 #include <string.h>
 
 #define MAX_RESPONSE 256 /* room for any response of http.c */
+/* Room kept free in out[] for an answer the server makes itself (c-db-epoll: its largest JSON answer). */
+#ifndef CONN_OUT_RESERVE
+#define CONN_OUT_RESERVE 0
+#endif
 
 static void queue(struct conn_buf *b, const char *bytes, size_t n)
 {
     memcpy(b->out + b->out_len, bytes, n);
     b->out_len += n;
+}
+
+void conn_answered(struct conn_buf *b, const char *bytes, size_t n, int close)
+{
+    if (b->out_len + n > sizeof b->out) { /* cannot happen with CONN_OUT_RESERVE: close rather than overflow */
+        b->close_after = 1;
+        return;
+    }
+    queue(b, bytes, n);
+    b->routed = 0;
+    b->close_after = close || !b->keep_alive;
 }
 
 void conn_work_done(struct conn_buf *b)
@@ -25,7 +40,7 @@ int conn_take_requests(struct conn_buf *b, const struct options *opts)
 {
     struct http_request req;
     enum http_status st;
-    while (!b->close_after && b->out_len + MAX_RESPONSE <= sizeof b->out &&
+    while (!b->close_after && b->out_len + MAX_RESPONSE + CONN_OUT_RESERVE <= sizeof b->out &&
            (st = http_parse(b->in, b->in_len, &req)) != HTTP_INCOMPLETE) {
         if (st != HTTP_OK) {
             size_t n;
@@ -34,9 +49,12 @@ int conn_take_requests(struct conn_buf *b, const struct options *opts)
             b->close_after = 1;
             return 0;
         }
+        b->routed = b->route ? b->route(b->in + req.target, req.target_len, &b->rows) : 0;
         b->in_len -= req.length;
         memmove(b->in, b->in + req.length, b->in_len);
         b->keep_alive = req.keep_alive;
+        if (b->routed)
+            return 1; /* the server makes the answer: the loop asks, then calls conn_answered */
         if (opts->work_ms > 0)
             return 1; /* the loop must not sleep: it waits for the work its own way */
         work_spin_us(opts->spin_us); /* CPU work runs on the loop */

@@ -17,7 +17,13 @@
 
 #include <stddef.h>
 
+/* A server whose wait is a database (c-db-epoll): which route a request target asks for (0: the book's response) and
+ * how many rows (db_route). */
+typedef int (*conn_route_fn)(const char *target, size_t len, int *rows);
+
 struct conn_buf {
+    conn_route_fn route;     /* NULL: every request gets the book's response (after its work) */
+    int routed, rows;        /* the waiting request's route (0: its wait is the work) and rows */
     size_t in_len;           /* request bytes in in[] */
     size_t out_len, out_off; /* response bytes in out[], and how many of them are sent */
     int close_after;         /* close once out[] is sent */
@@ -32,9 +38,15 @@ struct conn_buf {
  * request with --work-ms to wait (the caller waits, then calls conn_work_done), 0 when it
  * needs more input, more room in b->out, or nothing more (close_after). */
 int conn_take_requests(struct conn_buf *b, const struct options *opts);
+/* A request b->route claims is handed back the same way (1), with b->routed and b->rows set: the loop asks the
+ * database, then calls conn_answered. */
 
 /* The waiting request's work is done: queue its response. */
 void conn_work_done(struct conn_buf *b);
+
+/* The waiting request's answer, made by the server (n bytes; room for CONN_OUT_RESERVE is kept for it): queue it,
+ * and close after it when asked or when the request did not keep the connection alive. */
+void conn_answered(struct conn_buf *b, const char *bytes, size_t n, int close);
 
 /* Does b->in hold a request to answer (a complete one, or a malformed one)? */
 int conn_has_request(const struct conn_buf *b);

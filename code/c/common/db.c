@@ -14,8 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
 #define STATEMENT "world"
 #define SQL "SELECT randomnumber FROM world WHERE id = $1"
 
@@ -99,7 +97,7 @@ static int await_answer(struct db *db, double deadline)
     while (PQisBusy(db->conn)) {
         int ready = wait_socket(db->conn, POLLIN, deadline);
         if (ready == 0) {
-            lost(db, "no answer within " STR(DB_TIMEOUT_MS) " ms");
+            lost(db, "no answer within " DB_TIMEOUT_SAID);
             return -1;
         }
         if (ready < 0 || !PQconsumeInput(db->conn)) {
@@ -148,7 +146,7 @@ int db_connect(struct db *db)
         }
         int ready = wait_socket(db->conn, st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
         if (ready <= 0) {
-            lost(db, ready == 0 ? "connect: no answer within " STR(DB_TIMEOUT_MS) " ms" : "connect");
+            lost(db, ready == 0 ? "connect: no answer within " DB_TIMEOUT_SAID : "connect");
             return -1;
         }
         st = PQconnectPoll(db->conn);
@@ -212,6 +210,29 @@ size_t db_json_response(char *out, size_t cap, const char *body, size_t body_len
     return (size_t)n + body_len;
 }
 
+size_t db_ask_response(const struct db_ask *ask, int queries, int keep_alive, char *out, size_t cap, int *close)
+{
+    *close = ask->failed > 0;
+    if (*close) {
+        size_t len;
+        const char *resp = db_unavailable(&len);
+        memcpy(out, resp, len);
+        return len;
+    }
+    char body[DB_MAX_RESPONSE];
+    size_t len = 0;
+    if (queries)
+        body[len++] = '[';
+    for (int i = 0; i < ask->want; i++) {
+        if (i > 0)
+            body[len++] = ',';
+        len += db_json_row(body + len, sizeof body - len, ask->ids[i], ask->values[i]);
+    }
+    if (queries)
+        body[len++] = ']';
+    return db_json_response(out, cap, body, len, keep_alive);
+}
+
 size_t db_answer(struct db *db, enum db_route r, int n, int keep_alive, char *out, size_t cap, int *close)
 {
     *close = 0;
@@ -221,23 +242,214 @@ size_t db_answer(struct db *db, enum db_route r, int n, int keep_alive, char *ou
         memcpy(out, resp, len);
         return len;
     }
-    char body[DB_MAX_RESPONSE];
-    size_t len = 0;
-    if (r == DB_ROUTE_QUERIES)
-        body[len++] = '[';
-    for (int i = 0; i < n; i++) {
-        int id = db_random_id(db), rn;
-        if (db_world(db, id, &rn) != 0) {
-            *close = 1;
-            const char *resp = db_unavailable(&len);
-            memcpy(out, resp, len);
-            return len;
-        }
-        if (i > 0)
-            body[len++] = ',';
-        len += db_json_row(body + len, sizeof body - len, id, rn);
+    static __thread struct db_ask ask;
+    ask = (struct db_ask){.want = n};
+    for (int i = 0; i < n && !ask.failed; i++) {
+        ask.ids[i] = db_random_id(db);
+        if (db_world(db, ask.ids[i], &ask.values[i]) != 0)
+            ask.failed++;
     }
-    if (r == DB_ROUTE_QUERIES)
-        body[len++] = ']';
-    return db_json_response(out, cap, body, len, keep_alive);
+    return db_ask_response(&ask, r == DB_ROUTE_QUERIES, keep_alive, out, cap, close);
+}
+
+/* ---- pipes ---------------------------------------------------------------------------------------------------- */
+
+static void pipe_drop(struct db_pipe *p)
+{
+    PQfinish(p->db.conn);
+    p->db.conn = NULL;
+    p->retry_ms = now_ms() + 1000;
+    p->state = PIPE_DOWN;
+    p->fd = -1;
+    p->want_write = 0;
+}
+
+int db_pipe_open(struct db_pipe *p)
+{
+    p->fd = -1;
+    if (db_connect(&p->db) != 0)
+        return -1;
+    if (PQsetnonblocking(p->db.conn, 1) != 0 || !PQenterPipelineMode(p->db.conn)) {
+        lost(&p->db, "pipeline mode");
+        return -1;
+    }
+    p->state = PIPE_READY;
+    p->fd = PQsocket(p->db.conn);
+    return 0;
+}
+
+int db_pipe_connect(struct db_pipe *p)
+{
+    p->since_ms = now_ms();
+    p->db.conn = PQconnectStart(p->db.dsn);
+    if (p->db.conn == NULL || PQstatus(p->db.conn) == CONNECTION_BAD || PQsetnonblocking(p->db.conn, 1) != 0) {
+        lost(&p->db, "connect");
+        pipe_drop(p);
+        return -1;
+    }
+    p->state = PIPE_CONNECTING;
+    p->polling = PGRES_POLLING_WRITING;
+    p->fd = PQsocket(p->db.conn);
+    return 0;
+}
+
+int db_pipe_step(struct db_pipe *p)
+{
+    if (p->state == PIPE_CONNECTING) {
+        p->polling = PQconnectPoll(p->db.conn);
+        p->fd = PQsocket(p->db.conn); /* the caller watches the socket it has now */
+        if (p->polling == PGRES_POLLING_FAILED) {
+            lost(&p->db, "connect");
+            pipe_drop(p);
+            return -1;
+        }
+        if (p->polling != PGRES_POLLING_OK)
+            return 0;
+        if (!PQsendPrepare(p->db.conn, STATEMENT, SQL, 1, NULL)) {
+            lost(&p->db, "prepare");
+            pipe_drop(p);
+            return -1;
+        }
+        p->state = PIPE_PREPARING;
+        p->since_ms = now_ms();
+        p->want_write = PQflush(p->db.conn) == 1;
+        return 0;
+    }
+    if (p->state != PIPE_PREPARING)
+        return 0;
+    if (p->want_write && (p->want_write = PQflush(p->db.conn)) < 0) {
+        lost(&p->db, "prepare");
+        pipe_drop(p);
+        return -1;
+    }
+    if (!PQconsumeInput(p->db.conn)) {
+        lost(&p->db, "prepare");
+        pipe_drop(p);
+        return -1;
+    }
+    if (PQisBusy(p->db.conn))
+        return 0;
+    if (!took(p->db.conn, PGRES_COMMAND_OK, NULL) || !PQenterPipelineMode(p->db.conn)) {
+        lost(&p->db, "prepare");
+        pipe_drop(p);
+        return -1;
+    }
+    p->state = PIPE_READY;
+    p->db.said = 0;
+    return 0;
+}
+
+/* One query answered (value != NULL) or failed: the oldest in flight. */
+static void settle(struct db_pipe *p, const int *value, db_done_fn done, void *ctx)
+{
+    struct db_sent q = p->fifo[p->head];
+    p->head = (p->head + 1) % p->cap;
+    p->count--;
+    struct db_ask *ask = q.ask;
+    if (value != NULL) {
+        ask->values[q.row] = *value;
+        ask->got++;
+    } else
+        ask->failed++;
+    ask->inflight--;
+    if (ask->got + ask->failed == ask->want)
+        done(ask, ctx);
+}
+
+void db_pipe_fail(struct db_pipe *p, const char *why, db_done_fn done, void *ctx)
+{
+    lost(&p->db, why);
+    pipe_drop(p);
+    while (p->count > 0)
+        settle(p, NULL, done, ctx);
+}
+
+int db_pipe_send(struct db_pipe *p, struct db_ask *ask, int row, db_done_fn done, void *ctx)
+{
+    if (p->count == p->cap) { /* grow the ring, oldest first */
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct db_sent *fifo = malloc(cap * sizeof *fifo);
+        if (fifo == NULL) {
+            db_pipe_fail(p, "out of memory", done, ctx);
+            return -1;
+        }
+        for (size_t i = 0; i < p->count; i++)
+            fifo[i] = p->fifo[(p->head + i) % p->cap];
+        free(p->fifo);
+        p->fifo = fifo;
+        p->head = 0;
+        p->cap = cap;
+    }
+    uint32_t be = htonl((uint32_t)ask->ids[row]);
+    const char *values[1] = {(const char *)&be};
+    int lengths[1] = {sizeof be}, formats[1] = {1};
+    if (!PQsendQueryPrepared(p->db.conn, STATEMENT, 1, values, lengths, formats, 1) || !PQpipelineSync(p->db.conn)) {
+        db_pipe_fail(p, "send", done, ctx);
+        return -1;
+    }
+    p->fifo[(p->head + p->count++) % p->cap] = (struct db_sent){ask, row, now_ms()};
+    ask->inflight++;
+    return db_pipe_flush(p, done, ctx);
+}
+
+int db_pipe_flush(struct db_pipe *p, db_done_fn done, void *ctx)
+{
+    int f = PQflush(p->db.conn);
+    if (f < 0) {
+        db_pipe_fail(p, "send", done, ctx);
+        return -1;
+    }
+    p->want_write = f;
+    return 0;
+}
+
+int db_pipe_read(struct db_pipe *p, db_done_fn done, void *ctx)
+{
+    if (!PQconsumeInput(p->db.conn)) {
+        db_pipe_fail(p, "receive", done, ctx);
+        return -1;
+    }
+    int value = 0, have = 0, bad = 0, ends = 0; /* the oldest query's row, until its Sync comes */
+    while (p->count > 0 && !PQisBusy(p->db.conn)) {
+        PGresult *r = PQgetResult(p->db.conn);
+        if (r == NULL) {
+            if (++ends > 1)
+                break; /* nothing more until more comes in */
+            continue;  /* the end of one query's results; its Sync follows */
+        }
+        ends = 0;
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_PIPELINE_SYNC) {
+            settle(p, have && !bad ? &value : NULL, done, ctx);
+            have = bad = 0;
+        } else if (st == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetlength(r, 0, 0) == 4) {
+            uint32_t v;
+            memcpy(&v, PQgetvalue(r, 0, 0), 4);
+            value = (int)ntohl(v);
+            have = 1;
+        } else
+            bad = 1; /* an error, an aborted query, no such row */
+        PQclear(r);
+    }
+    if (PQstatus(p->db.conn) == CONNECTION_BAD) {
+        db_pipe_fail(p, "connection", done, ctx);
+        return -1;
+    }
+    return 0;
+}
+
+double db_pipe_deadline(const struct db_pipe *p)
+{
+    if (p->state == PIPE_CONNECTING || p->state == PIPE_PREPARING)
+        return p->since_ms + DB_TIMEOUT_MS;
+    if (p->state == PIPE_READY && p->count > 0)
+        return p->fifo[p->head].sent_ms + DB_TIMEOUT_MS;
+    return 0;
+}
+
+int db_pipe_mask(const struct db_pipe *p)
+{
+    if (p->state == PIPE_CONNECTING)
+        return p->polling == PGRES_POLLING_READING ? 1 : 2;
+    return 1 | (p->want_write ? 2 : 0);
 }

@@ -97,7 +97,9 @@ ssize_t write_all(int fd, const void *buf, size_t n);
  * keep-alive connections. */
 void set_nodelay(int fd);
 
-#define SERVE_OUT_SIZE 4096 /* responses batched per write */
+#ifndef SERVE_OUT_SIZE
+#define SERVE_OUT_SIZE 4096 /* responses batched per write (c-db-epoll: more, for its JSON answers) */
+#endif
 
 /* Blocking servers: read, parse and answer requests on fd until the peer closes, asks to
  * close, sends something malformed, stays silent idle_timeout_s, or stop is requested.

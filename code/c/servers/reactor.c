@@ -21,6 +21,14 @@
  * each worker appends "WORKER i pid=P accepted=A wakeups=W empty=E" to FILE as it stops (W:
  * times its listening socket was reported ready; E: of them, times accept found nothing).
  *
+ * Built with -DWITH_DB (on epoll) it is c-db-epoll, whose wait is a real database (PostgreSQL): each loop holds
+ * --db-conns connections to it (default 2), non-blocking and in pipeline mode (libpq's asynchronous API, db.h), and
+ * watches their sockets beside the clients'. A request for /db or /queries sends one query per row on the pipe with
+ * the fewest in flight, without waiting; the loop goes on serving others, and answers the request when its last row
+ * comes back. A database that is down or silent for DB_TIMEOUT_MS fails the queries in flight (503), and a pipe that
+ * failed connects again, without blocking, when a request needs it, at most once a second. A client that leaves while
+ * its rows are in flight is closed at once, its memory freed when the last of them returns.
+ *
  * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
  * Chapter: book/c/event-loops.md
  */
@@ -29,11 +37,15 @@
 #include "../common/reactor.h"
 #include "../common/server.h"
 #include "../common/timers.h"
+#ifdef WITH_DB
+#include "../common/db.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +67,12 @@ struct conn {
     int mask;               /* what the reactor watches for now (changed only when needed) */
     int working;            /* a request waits for its simulated work to finish */
     struct timer work_done; /* pending while working */
-    struct live link;       /* in its loop's list */
+    struct live link;       /* in its loop's list (a client gone while its rows are in flight: in its zombies) */
+#ifdef WITH_DB
+    int asking, zombie;     /* its rows are asked of the database; its client is gone */
+    struct live done_link;  /* in its loop's list of answers to deliver */
+    struct db_ask ask;
+#endif
     struct conn_buf b;
 };
 
@@ -66,6 +83,12 @@ struct loop {
     struct conn **conns;   /* by fd */
     struct live live;      /* the same connections, to close them when the loop stops */
     struct timers timers;  /* connections whose work is pending */
+#ifdef WITH_DB
+    struct db_pipe *pipes;
+    int npipes;
+    struct live zombies;   /* connections whose client left while their rows were in flight */
+    struct live answered;  /* connections whose rows all came back (or failed), to answer */
+#endif
 };
 
 static struct options opts;
@@ -77,10 +100,164 @@ static void close_conn(struct loop *l, struct conn *c)
     close(c->fd);
     l->conns[c->fd] = NULL;
     live_remove(&c->link);
+#ifdef WITH_DB
+    if (c->asking) { /* its queries still point at it: freed when the last one returns */
+        c->zombie = 1;
+        live_add(&l->zombies, &c->link);
+        return;
+    }
+    live_remove(&c->done_link);
+#endif
     if (c->working)
         timers_remove(&l->timers, &c->work_done);
     free(c);
 }
+
+#ifdef WITH_DB
+/* conn.c keeps room for the largest answer in every connection's out[] (the Makefile sizes both) */
+_Static_assert(CONN_OUT_RESERVE >= DB_MAX_RESPONSE && SERVE_OUT_SIZE >= CONN_OUT_RESERVE + 4096,
+               "c-db-epoll's out[] must hold its largest answer");
+static int db_conns = 2; /* --db-conns: each loop's connections to the database */
+static void handle(struct loop *l, struct conn *c);
+
+static int route(const char *target, size_t len, int *rows)
+{
+    return (int)db_route(target, len, rows);
+}
+
+/* Keep the reactor watching each pipe's socket for what it needs. A pipe that failed closed its socket, which epoll
+ * forgets by itself; a socket libpq replaced is watched anew. */
+static void watch_pipe(struct loop *l, struct db_pipe *p)
+{
+    if (p->state == PIPE_DOWN) {
+        p->watched_fd = -1;
+        return;
+    }
+    int mask = db_pipe_mask(p);
+    if (p->fd == p->watched_fd && mask == p->watched_mask)
+        return;
+    if ((p->fd == p->watched_fd && reactor_set(l->r, p->fd, mask) == 0) || reactor_add(l->r, p->fd, mask) == 0 ||
+        reactor_set(l->r, p->fd, mask) == 0) {
+        p->watched_fd = p->fd;
+        p->watched_mask = mask;
+        return;
+    }
+    die("reactor_add(database)");
+}
+
+/* An ask is complete (every row came back or failed): its connection is answered after the pipe's work is done. */
+static void ask_done(struct db_ask *ask, void *ctx)
+{
+    struct loop *l = ctx;
+    struct conn *c = (struct conn *)((char *)ask - offsetof(struct conn, ask));
+    live_add(&l->answered, &c->done_link);
+}
+
+/* Answer every connection whose rows are all back; free those whose client left. */
+static void deliver(struct loop *l)
+{
+    for (struct live *n; (n = live_first(&l->answered)) != NULL;) {
+        struct conn *c = live_owner(n, struct conn, done_link);
+        live_remove(n);
+        if (c->ask.inflight > 0)
+            continue; /* failed before all its rows were sent: the others come back yet */
+        c->asking = 0;
+        if (c->zombie) {
+            live_remove(&c->link);
+            free(c);
+            continue;
+        }
+        static __thread char answer[DB_MAX_RESPONSE];
+        int close_after;
+        size_t n_out = db_ask_response(&c->ask, c->b.routed == DB_ROUTE_QUERIES, c->b.keep_alive, answer,
+                                       sizeof answer, &close_after);
+        conn_answered(&c->b, answer, n_out, close_after || n_out == 0);
+        c->working = 0;
+        handle(l, c);
+    }
+}
+
+/* The pipe with the fewest queries in flight; a pipe that is down starts connecting (once a second at most). */
+static struct db_pipe *pick_pipe(struct loop *l)
+{
+    struct db_pipe *best = NULL;
+    double now = clock_ms();
+    for (int i = 0; i < l->npipes; i++) {
+        struct db_pipe *p = &l->pipes[i];
+        if (p->state == PIPE_DOWN && now >= p->retry_ms) {
+            (void)db_pipe_connect(p);
+            watch_pipe(l, p);
+        }
+        if (p->state == PIPE_READY && (best == NULL || p->count < best->count))
+            best = p;
+    }
+    return best;
+}
+
+/* Ask the rows of c's request: a query each, sent at once. */
+static void ask_rows(struct loop *l, struct conn *c)
+{
+    struct db_ask *ask = &c->ask;
+    *ask = (struct db_ask){.want = c->b.rows};
+    c->asking = 1;
+    for (int i = 0; i < ask->want; i++) {
+        struct db_pipe *p = pick_pipe(l);
+        ask->ids[i] = db_random_id(&l->pipes[0].db);
+        if (p == NULL || db_pipe_send(p, ask, i, ask_done, l) != 0)
+            ask->failed++;
+        if (p != NULL)
+            watch_pipe(l, p);
+    }
+    if (ask->got + ask->failed == ask->want) /* every row failed here: no pipe will say it is done */
+        ask_done(ask, l);
+}
+
+/* A pipe's socket is ready: go on connecting, or send and read. */
+static void pipe_ready(struct loop *l, struct db_pipe *p, int mask)
+{
+    if (p->state == PIPE_CONNECTING || p->state == PIPE_PREPARING)
+        (void)db_pipe_step(p);
+    else if (p->state == PIPE_READY) {
+        if ((mask & R_WRITABLE) && p->want_write)
+            (void)db_pipe_flush(p, ask_done, l);
+        if ((mask & R_READABLE) && p->state == PIPE_READY)
+            (void)db_pipe_read(p, ask_done, l);
+    }
+    watch_pipe(l, p);
+    deliver(l);
+}
+
+/* Fail what waited too long on a pipe; return how long the loop may wait, at most `wait` (TIMERS_NONE: forever). */
+static int pipe_deadlines(struct loop *l, int wait)
+{
+    double now = clock_ms();
+    for (int i = 0; i < l->npipes; i++) {
+        struct db_pipe *p = &l->pipes[i];
+        double due = db_pipe_deadline(p);
+        if (due == 0)
+            continue;
+        if (due <= now) {
+            db_pipe_fail(p, p->state == PIPE_READY ? "no answer within " DB_TIMEOUT_SAID : "connect: no answer within "
+                         DB_TIMEOUT_SAID, ask_done, l);
+            watch_pipe(l, p);
+            continue;
+        }
+        int ms = (int)(due - now) + 1;
+        if (wait == TIMERS_NONE || ms < wait)
+            wait = ms;
+    }
+    deliver(l);
+    return wait;
+}
+
+static struct db_pipe *pipe_of(struct loop *l, int fd)
+{
+    for (int i = 0; i < l->npipes; i++)
+        if (l->pipes[i].watched_fd == fd)
+            return &l->pipes[i];
+    return NULL;
+}
+#endif
 
 /* Read what is there, answer it, write until EAGAIN; then watch for what comes next. */
 static void handle(struct loop *l, struct conn *c)
@@ -106,6 +283,13 @@ static void handle(struct loop *l, struct conn *c)
         }
         if (!c->working && conn_take_requests(b, &opts)) { /* answer later, from the timer */
             c->working = 1;
+#ifdef WITH_DB
+            if (b->routed) { /* or from the database */
+                ask_rows(l, c);
+                deliver(l); /* rows that failed at once are answered now */
+                return;     /* deliver() handled it (or freed it) */
+            }
+#endif
             timers_add(&l->timers, &c->work_done, clock_ms() + opts.work_ms);
         }
         while (b->out_off < b->out_len) {
@@ -165,6 +349,10 @@ static long accept_all(struct loop *l)
         set_nodelay(fd);
         c->fd = fd;
         c->mask = R_READABLE;
+#ifdef WITH_DB
+        c->b.route = route;
+        live_init(&c->done_link);
+#endif
         l->conns[fd] = c;
         live_add(&l->live, &c->link);
         handle(l, c); /* the request is often already there */
@@ -195,11 +383,22 @@ static void *run_loop(void *arg)
     struct loop *l = arg;
     struct reactor_event events[MAX_EVENTS];
     while (!stop_requested) {
-        int n = reactor_poll(l->r, events, MAX_EVENTS, run_timers(l));
+        int wait = run_timers(l);
+#ifdef WITH_DB
+        wait = pipe_deadlines(l, wait);
+#endif
+        int n = reactor_poll(l->r, events, MAX_EVENTS, wait);
         if (n < 0)
             die("reactor_poll");
         for (int i = 0; i < n; i++) {
             int fd = events[i].fd;
+#ifdef WITH_DB
+            struct db_pipe *p = pipe_of(l, fd);
+            if (p != NULL) {
+                pipe_ready(l, p, events[i].mask);
+                continue;
+            }
+#endif
             if (fd == l->lfd) {
                 long got = accept_all(l);
                 l->wakeups++;
@@ -224,6 +423,20 @@ static struct loop *new_loop(int lfd, int setsize, int exclusive)
     l->lfd = lfd;
     l->setsize = setsize;
     live_init(&l->live);
+#ifdef WITH_DB
+    live_init(&l->zombies);
+    live_init(&l->answered);
+    l->npipes = db_conns;
+    if ((l->pipes = calloc((size_t)db_conns, sizeof *l->pipes)) == NULL)
+        die("calloc");
+    for (int i = 0; i < db_conns; i++) { /* connected before READY (a database that is down is said, and retried) */
+        struct db_pipe *p = &l->pipes[i];
+        p->db = (struct db){.dsn = opts.db, .seed = (unsigned)(uintptr_t)l * 2654435761u + (unsigned)i};
+        p->watched_fd = -1;
+        if (db_pipe_open(p) == 0)
+            watch_pipe(l, p);
+    }
+#endif
 #ifdef WORKERS
     if ((exclusive ? reactor_add_exclusive(l->r, lfd) : reactor_add(l->r, lfd, R_READABLE)) != 0)
         die(exclusive ? "epoll_ctl(EPOLLEXCLUSIVE)" : "reactor_add(listen)");
@@ -243,9 +456,7 @@ static int nofile_setsize(void)
     return rl.rlim_cur > 1000000 ? 1000000 : (int)rl.rlim_cur;
 }
 
-#ifdef WORKERS
-enum share { SHARE_REUSEPORT, SHARE_EXCLUSIVE, SHARE_HERD };
-
+#if defined(WORKERS) || defined(WITH_DB)
 /* The value of this server's own flag (the last one given), taken out of argv before the
  * contract's flags are parsed; NULL if absent; exit 1 if it has no value. */
 static const char *take_flag(int *argc, char **argv, const char *flag)
@@ -265,6 +476,10 @@ static const char *take_flag(int *argc, char **argv, const char *flag)
     }
     return value;
 }
+#endif
+
+#ifdef WORKERS
+enum share { SHARE_REUSEPORT, SHARE_EXCLUSIVE, SHARE_HERD };
 
 static enum share parse_share(const char *prog, const char *v)
 {
@@ -348,9 +563,40 @@ int main(int argc, char **argv)
 }
 #else
 
+#ifdef WITH_DB
+/* The loop's connections to the database closed and its clients gone: what exit() would leave (ASan counts it). */
+static void free_loop_db(struct loop *l)
+{
+    for (struct live *n; (n = live_first(&l->zombies)) != NULL;) {
+        live_remove(n);
+        free(live_owner(n, struct conn, link));
+    }
+    for (int i = 0; i < l->npipes; i++) {
+        PQfinish(l->pipes[i].db.conn);
+        free(l->pipes[i].fifo);
+    }
+    free(l->pipes);
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#ifdef WITH_DB
+    const char *conns = take_flag(&argc, argv, "--db-conns");
+    if (conns != NULL && ((db_conns = atoi(conns)) < 1 || db_conns > 256)) {
+        fprintf(stderr, "%s: --db-conns wants a number from 1 to 256; got '%s'\n", argv[0], conns);
+        return EXIT_SETUP;
+    }
+    parse_options(argc, argv, &opts, " --db DSN [--db-conns N] [--pool THREADS]\n"
+                  "  --db DSN: the database, as libpq's connection string (required)\n"
+                  "  --db-conns N: each loop's connections to it, in pipeline mode (default 2)\n");
+    if (opts.db == NULL) {
+        fprintf(stderr, "%s: --db DSN is required (the database it queries)\n", argv[0]);
+        return EXIT_SETUP;
+    }
+#else
     parse_options(argc, argv, &opts, " [--pool THREADS]");
+#endif
     long cores = DEFAULT_LOOPS > 0 ? 0 : sysconf(_SC_NPROCESSORS_ONLN); /* asked only if needed */
     int threads = opts.pool > 0 ? opts.pool : DEFAULT_LOOPS > 0 ? DEFAULT_LOOPS : (int)(cores > 0 ? cores : 1);
     install_signals();
@@ -374,6 +620,9 @@ int main(int argc, char **argv)
     run_loop(loops[0]);
     for (struct live *n; (n = live_first(&loops[0]->live)) != NULL;)
         close_conn(loops[0], live_owner(n, struct conn, link));
+#ifdef WITH_DB
+    free_loop_db(loops[0]);
+#endif
     return 0; /* exit() ends the other loops, and closes their connections */
 }
 #endif

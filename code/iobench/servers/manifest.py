@@ -261,6 +261,9 @@ for _before, (_id, _model, _adds) in zip(URING_CHAIN, URING_STEPS):
 DB_SERVERS = [
     ("c-db-threadpool", "thread pool, a database connection per thread",
      "c-threadpool whose workers each hold a PostgreSQL connection (libpq) and block in it while a query runs"),
+    ("c-db-epoll", "epoll reactor, pipelined database connections",
+     "c-epoll whose loop sends each row's query on a non-blocking PostgreSQL connection in pipeline mode (libpq's "
+     "asynchronous API) and answers a request when its rows come back"),
 ]
 for _id, _model, _summary in DB_SERVERS:
     register(dataclasses.replace(c_server(_id, _model, _summary), role="db"))
