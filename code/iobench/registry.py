@@ -20,6 +20,9 @@ from iobench.kinds.clients import plans as clients_plans
 from iobench.kinds.echo import dataset as echo_dataset
 from iobench.kinds.echo import experiment as echo_experiment
 from iobench.kinds.echo import plans as echo_plans
+from iobench.kinds.db import dataset as db_dataset
+from iobench.kinds.db import experiment as db_experiment
+from iobench.kinds.db import plans as db_plans
 from iobench.kinds.http import dataset as http_dataset
 from iobench.kinds.http import experiment as http_experiment
 from iobench.kinds.http import plans as http_plans
@@ -50,6 +53,7 @@ KINDS = (
     Kind("clients", clients_plans.ClientPlan, clients_plans.PLANS, clients_experiment.ClientExperiment,
          clients_dataset.load),
     Kind("rpc", rpc_plans.RpcPlan, rpc_plans.PLANS, rpc_experiment.RpcExperiment, rpc_dataset.load),
+    Kind("db", db_plans.DbPlan, db_plans.PLANS, db_experiment.DbExperiment, db_dataset.load),
 )
 
 

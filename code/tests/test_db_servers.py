@@ -204,3 +204,37 @@ def test_clients_that_leave_or_a_stop_while_rows_are_in_flight_leave_nothing_beh
                 s.close()
     log = srv.log_path.read_text(errors="replace")
     assert srv.exit_code == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
+def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_beside_it(tmp_path):
+    """db-models under the smoke profile: a row per server and route, each with the database's CPU per request and
+    memory beside the server's, the pool each ran with, the database's settings and placement in the metadata, the
+    battery on GET /; read back as the kind's dataset (a point per route); no database left behind."""
+    import csv
+    from iobench import registry
+    from iobench.run import postgres, runner
+    before = set(Path("/tmp").glob(postgres.PREFIX + "*"))
+    path = runner.run(registry.experiment("db-models"), "smoke", dest=tmp_path / "db", progress=lambda m: None)
+    rows = list(csv.DictReader(open(path / "results.csv")))
+    assert sorted((r["server"], r["path"], r["db_pool"]) for r in rows) == sorted(
+        (s, p, pool) for s, pool in (("c-db-threadpool", "16"), ("c-db-epoll", "2"))
+        for p in ("/db", "/queries?queries=20"))
+    for r in rows:
+        assert r["ok"] == "True" and int(r["requests"]) > 0 and int(r["non2xx"] or 0) == 0, r
+        assert float(r["db_cpu_us_per_req"]) > 0 and float(r["db_pss_kib"]) > 0, r
+        command = (path / r["raw_file"]).read_text().splitlines()[0]
+        assert command.endswith(r["path"]) and f"-pool{r['db_pool']}" in r["raw_file"], (command, r["raw_file"])
+        # twenty rows of JSON (at least 26 bytes each) in a /queries answer, one in a /db answer
+        per_answer = int(r["bytes"]) / int(r["requests"])
+        assert per_answer > 20 * 26 if r["path"].startswith("/queries") else per_answer < 20 * 26, per_answer
+    assert len({r["raw_file"] for r in rows}) == len(rows)  # each point's raw output of its own
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["database"]["settings"]["fsync"] == "off" and "PostgreSQL" in meta["database"]["engine"]
+    assert meta["database"]["cpus"] == meta["pinning"]["server_cpus"]
+    battery = json.loads((path / "battery.json").read_text())
+    assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {"c-db-threadpool": True,
+                                                                                   "c-db-epoll": True}
+    summary = registry.reader("db-models")(path).summary()
+    assert len(summary) == 4 and set(summary["path"]) == {"/db", "/queries?queries=20"}
+    assert summary["db_cpu_us_per_req"].notna().all()
+    assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before

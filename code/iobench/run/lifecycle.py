@@ -288,6 +288,13 @@ class ServerProcess:
                               f"{self.stop_timeout:g} s after SIGKILL; argv={self.argv}")
         return self.exit_code
 
+    def companions(self) -> dict:
+        """What the harness started beside the server for it, by name, with a CPU account of its own (CpuGroup): its
+        database. The runner counts their CPU apart from the server's, and not as foreign."""
+        if self.database is not None and self.database.cpu_group is not None:
+            return {"database": self.database.cpu_group}
+        return {}
+
     def _stop_database(self) -> None:
         """The server's own database goes after it (the server first: its connections close with it)."""
         if self.database is not None:

@@ -94,6 +94,12 @@ def run_as() -> pwd.struct_passwd | None:
                             f"it as: {INSTALL}, which creates it") from None
 
 
+def describe() -> str:
+    """The server's version as it says it ("postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)")."""
+    out = subprocess.run([str(bindir() / "postgres"), "--version"], capture_output=True, text=True)
+    return out.stdout.strip() or out.stderr.strip()
+
+
 def sweep(root: Path | None = None) -> list[Path]:
     """Remove the folders of clusters whose harness was killed outright (no postmaster runs in them any more)."""
     removed = []

@@ -167,6 +167,9 @@ class Measured:
     foreign_cpu_cores: float
     probes: dict
     loop_ms: tuple[float, float] = (float("nan"), float("nan"))  # sampler.core_loop_ms just before and after
+    # CPU seconds of what the harness started beside the server for it (its database: ServerProcess.companions),
+    # by name, over the measured run: counted apart from the server's, and not as foreign CPU
+    companions_cpu_s: dict = field(default_factory=dict)
 
 
 class Probe:
@@ -336,18 +339,23 @@ class Run:
         started = now()
         for p in probes.values():
             p.start()
+        companions = srv.companions()
+        before = {name: group.usage_s() for name, group in companions.items()}
         sampling = sampler.GroupSampler(srv.pid, srv.cpu_group, self.server_cpus, self.client_cpus).start()
         output, code, client_cpu, wall = run_load(load.measured, load.env, load.timeout_s)
         usage = sampling.stop()
+        companions_cpu = {name: group.usage_s() - before[name] for name, group in companions.items()}
         kept = {name: p.stop() for name, p in probes.items()}
         loop_after = sampler.core_loop_ms(cpus)
         raw_file = self.writer.write_raw(stem + ".txt", raw_text(load.measured, load.env, output, code, started))
         self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
         client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
-        foreign = max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu) / usage.wall_s) if usage.wall_s else 0.0
+        others = sum(companions_cpu.values())
+        foreign = (max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu - others) / usage.wall_s)
+                   if usage.wall_s else 0.0)
         self.measured = Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
                                  generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
-                                 (loop_before, loop_after))
+                                 (loop_before, loop_after), companions_cpu)
         return self.measured
 
     def row(self, at: Serving, measured: dict) -> dict:

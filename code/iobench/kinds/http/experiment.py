@@ -263,6 +263,7 @@ class HttpExperiment(Experiment):
         b = (f"-b{point.backlog}" if point.backlog else "") + (f"-t{point.threads}" if point.threads != 1 else "") \
             + (f"-p{point.pipeline}" if point.pipeline != 1 else "")
         b += f"-i{point.idle_conns}" if plan.holds_idle else ""
+        b += self.stem_extra(srv, point)
         stem = f"{srv.server.id}/{point.tool}-{point.mode}-c{point.connections}{n}-w{point.work_ms:g}{b}-r{repeat}"
         raise_cols = {}
         if held is not None:
@@ -275,8 +276,8 @@ class HttpExperiment(Experiment):
                 raise_cols = {"raise_vcsw": after.vcsw - before.vcsw, "raise_ivcsw": after.ivcsw - before.ivcsw,
                               "raise_cpu_s": after.cpu_s - before.cpu_s}
         measured_s, warmup_s = plan.timing(run.profile, point)
-        warm = load_spec(point, warmup_s, warmup=True)
-        spec = load_spec(point, measured_s)
+        warm = self.load_spec(point, warmup_s, warmup=True)
+        spec = self.load_spec(point, measured_s)
         load = Load(warmup=run.client_prefix + driver.argv(warm, srv.url),
                     measured=run.client_prefix + driver.argv(spec, srv.url),
                     env=driver.env(spec), threads=spec.threads, timeout_s=measured_s * 4 + 120)
@@ -299,7 +300,20 @@ class HttpExperiment(Experiment):
             **at_rest_columns(run, plan, srv, stem, point), **raise_cols,
             **jvmmem.at_rest(run, srv, stem),  # after idle_columns' PSS
             **tcp_columns(m.probes["tcp"]),
+            **self.more_columns(srv, point, m, result),
         }
+
+    def load_spec(self, point: Point, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
+        """The generator's load for a point (a kind whose points name a path of their own adds it)."""
+        return load_spec(point, duration_s, warmup)
+
+    def stem_extra(self, srv: ServerProcess, point: Point) -> str:
+        """What sets a point's raw files apart beside the load's own marks (a kind whose points differ otherwise)."""
+        return ""
+
+    def more_columns(self, srv: ServerProcess, point: Point, m: runner.Measured, result: drivers.LoadResult) -> dict:
+        """The columns a kind built on this one adds to a row (its database's CPU, say)."""
+        return {}
 
     def progress_text(self, row: dict) -> str:
         served = (f"served {number(row['conns_served'])}/{row['connections']}  "

@@ -1,0 +1,32 @@
+"""A captured database dataset: the HTTP dataset's columns and summary, a point also keyed by its route and pool, and
+the database's CPU per request beside the server's.
+
+    data/<dataset>/results.csv   a row per (server, route, pool, connections, ..., repeat): http's COLUMNS + DB_COLUMNS
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from iobench.data.dataset import read_battery, read_folder, spread
+from iobench.kinds.http import dataset as http
+
+DB_COLUMNS = ["path", "db_pool", "db_cpu_s", "db_cpu_us_per_req", "db_pss_kib"]
+KEYS = http.KEYS + ["path", "db_pool"]
+COLUMNS = http.COLUMNS + DB_COLUMNS  # the experiment's rows (a plan's optional measurements add theirs)
+
+SUMMARY = dataclasses.replace(
+    http.SUMMARY, keys=tuple(KEYS),
+    columns={**http.SUMMARY.columns, **spread("db_cpu_us_per_req"),
+             "db_pss_mib": ("db_pss_kib", lambda s: s.max() / 1024)},
+    shown=("server", "path", "db_pool", "connections", "repeats", "rps", "rps_min", "rps_max", "p99_ms",
+           "cpu_us_per_req", "db_cpu_us_per_req", "errors", "generator_bound", "outliers"))
+
+
+class DbDataset(http.HttpDataset):
+    summarised = SUMMARY
+
+
+def load(path: Path, shown_under: str = "replay") -> DbDataset:
+    path, df, meta = read_folder(path, ("ok", "generator_bound", "noisy", "unserved", "outlier"))
+    return DbDataset(path.name, path, df, meta, read_battery(path), shown_under)

@@ -1,0 +1,61 @@
+"""The database plans: closed-loop HTTP points that name the route they load and the size of the server's pool of
+database connections.
+
+A point's pool (db_pool) is what the server holds open to the database: c-db-threadpool's workers, each with one
+connection (--pool), or c-db-epoll's pipelined connections (--db-conns); 0 is the plan's size for that server (pools),
+else the server's default. The database runs on the server's core (ServerProcess: db_cpus), so the generator's core
+is the generator's alone, and the two compete for one core as a server and its database on one small machine do; the
+metadata says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iobench.kinds.http.plans import HttpPlan, Point
+
+ROUTES = ("/db", "/queries?queries=20")  # one row per request; twenty, each its own query (waiting dominates)
+
+
+@dataclass(frozen=True)
+class DbPoint(Point):
+    path: str = "/db"   # the route it loads: /db, or /queries?queries=N
+    db_pool: int = 0    # the server's database connections (0: the plan's size for it, or the server's default)
+
+    def label(self) -> str:
+        pool = f" pool={self.db_pool}" if self.db_pool else ""
+        return f"{super().label()} {self.path}{pool}"
+
+
+# How each database server takes its pool's size.
+POOL_FLAGS = {"c-db-threadpool": "pool", "c-db-epoll": "--db-conns"}
+
+
+def pool_options(server_id: str, size: int) -> dict:
+    """ServerOptions' fields that give `server_id` a pool of `size` database connections ({} for its default)."""
+    if not size:
+        return {}
+    flag = POOL_FLAGS[server_id]
+    return {"pool": size} if flag == "pool" else {"extra": (flag, str(size))}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DbPlan(HttpPlan):
+    """Database servers x points of closed-loop HTTP load on a route each; every server with its own database."""
+    battery: bool = True
+
+
+DB_MODELS = DbPlan(
+    dataset="db-models",
+    description="c-db-threadpool (16 workers, a PostgreSQL connection each) against c-db-epoll (2 pipelined "
+                "connections) on TechEmpower's /db and /queries?queries=20, 16 to 1,024 keep-alive connections, with "
+                "the database's CPU per request beside the server's; then each pool from 2 to 256 connections at 256 "
+                "clients",
+    servers=("c-db-threadpool", "c-db-epoll"),
+    points=(tuple(DbPoint("wrk", c, True, path=path) for path in ROUTES for c in (16, 64, 256, 1024))
+            + tuple(DbPoint("wrk", 256, True, path=path, db_pool=n) for path in ROUTES
+                    for n in (2, 4, 8, 16, 64, 256))),
+    smoke_points=(DbPoint("wrk", 16, True, path="/db"), DbPoint("wrk", 16, True, path="/queries?queries=20")),
+    pools=(("c-db-threadpool", 16), ("c-db-epoll", 2)),
+)
+
+PLANS = {p.dataset: p for p in (DB_MODELS,)}
