@@ -60,7 +60,7 @@ class StartError(ServerError):
         self.said = said
 
 
-class ServerProcess:
+class ServerProcess(procs.Started):
     """One running server. A context manager: leaving the block always stops it."""
 
     def __init__(self, server: Server, opts: ServerOptions | None = None, cpus: str | None = "0",
@@ -89,14 +89,6 @@ class ServerProcess:
         self._stderr_at_stop = ""
 
     # -- start ---------------------------------------------------------------------------
-    def __enter__(self) -> "ServerProcess":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             self.stop()

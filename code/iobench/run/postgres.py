@@ -116,7 +116,7 @@ def sweep(root: Path | None = None) -> list[Path]:
     return removed
 
 
-class Postgres:
+class Postgres(procs.Started):
     """One throwaway cluster with the book's tables. A context manager: leaving the block always removes it."""
 
     def __init__(self, cpus: str | None = None, start_timeout: float = 60.0, stop_timeout: float = 10.0,
@@ -166,17 +166,6 @@ class Postgres:
         return f"jdbc:postgresql://127.0.0.1:{self.port}/{DATABASE}?user={USER}"
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def __enter__(self) -> "Postgres":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.stop()
-
     def _as_user(self) -> None:
         """In the child, before exec: drop to the cluster's user (as root), then die with the harness again (a
         change of user clears PR_SET_PDEATHSIG)."""

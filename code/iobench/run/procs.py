@@ -108,6 +108,26 @@ def _die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+class Started:
+    """A context manager over a start() and a stop(): a start that fails stops what it began, and leaving the block
+    stops it (a server, the database beside it)."""
+
+    def start(self) -> None: ...
+
+    def stop(self): ...
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.stop()
+
+
 def spawn(argv: list[str], *, cwd=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
           in_child: Callable[[], None] | None = None) -> subprocess.Popen:
     """Start argv (never through a shell) as the leader of a new session; it dies with the
