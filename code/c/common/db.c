@@ -5,6 +5,7 @@
 #include "db.h"
 
 #include "http.h"
+#include "timers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -70,19 +71,12 @@ static void lost(struct db *db, const char *what)
     db->conn = NULL;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Wait until libpq's socket is ready for `events` or the deadline passes: 1 ready, 0 the deadline, -1 an error. */
 static int wait_socket(PGconn *conn, short events, double deadline)
 {
     for (;;) {
         struct pollfd p = {.fd = PQsocket(conn), .events = events};
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - clock_ms());
         int n = left > 0 ? poll(&p, 1, left) : 0;
         if (n < 0 && errno == EINTR)
             continue;
@@ -133,7 +127,7 @@ int db_connect(struct db *db)
 {
     if (db->conn != NULL)
         PQfinish(db->conn);
-    double deadline = now_ms() + DB_TIMEOUT_MS;
+    double deadline = clock_ms() + DB_TIMEOUT_MS;
     db->conn = PQconnectStart(db->dsn);
     if (db->conn == NULL) {
         lost(db, "connect: out of memory");
@@ -183,7 +177,7 @@ int db_world(struct db *db, int id, int *random_number)
         lost(db, "send");
         return -1;
     }
-    if (await_answer(db, now_ms() + DB_TIMEOUT_MS) != 0)
+    if (await_answer(db, clock_ms() + DB_TIMEOUT_MS) != 0)
         return -1;
     if (!took(db->conn, PGRES_TUPLES_OK, random_number)) {
         lost(db, "query"); /* a connection that answered something else is not reused */
@@ -258,7 +252,7 @@ static void pipe_drop(struct db_pipe *p)
 {
     PQfinish(p->db.conn);
     p->db.conn = NULL;
-    p->retry_ms = now_ms() + 1000;
+    p->retry_ms = clock_ms() + 1000;
     p->state = PIPE_DOWN;
     p->fd = -1;
     p->want_write = 0;
@@ -280,7 +274,7 @@ int db_pipe_open(struct db_pipe *p)
 
 int db_pipe_connect(struct db_pipe *p)
 {
-    p->since_ms = now_ms();
+    p->since_ms = clock_ms();
     p->db.conn = PQconnectStart(p->db.dsn);
     if (p->db.conn == NULL || PQstatus(p->db.conn) == CONNECTION_BAD || PQsetnonblocking(p->db.conn, 1) != 0) {
         lost(&p->db, "connect");
@@ -311,7 +305,7 @@ int db_pipe_step(struct db_pipe *p)
             return -1;
         }
         p->state = PIPE_PREPARING;
-        p->since_ms = now_ms();
+        p->since_ms = clock_ms();
         p->want_write = PQflush(p->db.conn) == 1;
         return 0;
     }
@@ -387,7 +381,7 @@ int db_pipe_send(struct db_pipe *p, struct db_ask *ask, int row, db_done_fn done
         db_pipe_fail(p, "send", done, ctx);
         return -1;
     }
-    p->fifo[(p->head + p->count++) % p->cap] = (struct db_sent){ask, row, now_ms()};
+    p->fifo[(p->head + p->count++) % p->cap] = (struct db_sent){ask, row, clock_ms()};
     ask->inflight++;
     return db_pipe_flush(p, done, ctx);
 }
