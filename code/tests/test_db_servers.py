@@ -1,7 +1,9 @@
 """The servers whose wait is a real database (role "db"): TechEmpower's routes answered from the rows the database
 holds, a database that is down or silent answered 503 and never a hang, and the server's database gone with it.
 
-The contract (GET /, the battery, a stop with open connections, in both builds) is test_contract.py's."""
+The C servers' contract (GET /, the battery, a stop with open connections, in both builds) is test_contract.py's;
+the Java servers' battery is here. Tests that leave the database running share one for the module (a start of each
+costs a second); those that stop it or silence it start the server with a database of its own."""
 import json
 import os
 import signal
@@ -17,12 +19,24 @@ from iobench.run.lifecycle import ServerProcess
 from iobench.servers import http
 from iobench.servers.manifest import CODE, ServerOptions, get, ids
 
-DB_IDS = ids("C", role="db")
+C_IDS = ids("C", role="db")
+JAVA_IDS = ids("Java", role="db")
+DB_IDS = C_IDS + JAVA_IDS
+EVENT_LOOPS = ("c-db-epoll", "java-db-webflux", "java-db-vertx")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
+    subprocess.run(["make", "-s", "-C", str(CODE), "rpc"], check=True)
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """One database for the tests that leave it running."""
+    from iobench.run.postgres import Postgres
+    with Postgres() as db:
+        yield db
 
 
 def serve(server_id: str, tmp_path, **opts) -> ServerProcess:
@@ -37,23 +51,33 @@ def rows(srv: ServerProcess, target: str) -> list[dict]:
     return got if isinstance(got, list) else [got]
 
 
-def held(srv: ServerProcess, row: dict) -> bool:
-    return srv.database.query(f"SELECT randomnumber FROM world WHERE id = {int(row['id'])}") == str(row["randomNumber"])
+def held(db, row: dict) -> bool:
+    return db.query(f"SELECT randomnumber FROM world WHERE id = {int(row['id'])}") == str(row["randomNumber"])
 
 
 @pytest.mark.parametrize("server_id", DB_IDS)
-def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_path):
-    with serve(server_id, tmp_path, pool=4) as srv:
+def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_path, shared):
+    with serve(server_id, tmp_path, pool=4, db=shared.dsn) as srv:
         one = rows(srv, "/db")
-        assert len(one) == 1 and held(srv, one[0]) and set(one[0]) == {"id", "randomNumber"}
+        assert len(one) == 1 and held(shared, one[0]) and set(one[0]) == {"id", "randomNumber"}
         twenty = rows(srv, "/queries?queries=20")
-        assert len(twenty) == 20 and all(held(srv, r) for r in twenty)
+        assert len(twenty) == 20 and all(held(shared, r) for r in twenty)
         assert len({r["id"] for r in twenty}) > 1  # random ids, not one row twenty times
         # TechEmpower's rule for the count: below 1 or not a number is 1, above 500 is 500
         for target, n in (("/queries?queries=0", 1), ("/queries?queries=abc", 1), ("/queries?queries=7x", 1),
                           ("/queries", 1), ("/queries?other=3&queries=3", 3), ("/queries?queries=100000", 500)):
             assert len(rows(srv, target)) == n, target
         assert http.get("127.0.0.1", srv.port, "/").body == http.BODY  # the contract's route is unchanged
+
+
+@pytest.mark.parametrize("server_id", JAVA_IDS)
+def test_the_java_servers_pass_the_battery(server_id, tmp_path, shared):
+    from iobench.servers.battery import run_battery
+    with serve(server_id, tmp_path, db=shared.dsn) as srv:
+        failed = [(v.case, v.detail) for v in run_battery("127.0.0.1", srv.port) if not (v.passed and v.alive_after)]
+        assert failed == []
+        assert srv.proc.poll() is None
+    assert srv.exit_code == 0
 
 
 @pytest.mark.parametrize("server_id", DB_IDS)
@@ -99,10 +123,18 @@ def test_the_server_s_database_goes_with_it(server_id, tmp_path):
 
 
 @pytest.mark.parametrize("server_id", DB_IDS)
-def test_without_a_database_it_refuses_to_start_and_a_server_without_one_refuses_db(server_id, tmp_path):
-    binary = str(get(server_id).argv(ServerOptions(), CODE)[0])
-    out = subprocess.run([binary, "--port", "0"], capture_output=True, text=True, timeout=10)
+def test_without_a_database_it_refuses_to_start(server_id, tmp_path):
+    argv = get(server_id).argv(ServerOptions(), tmp_path)  # the contract's flags, no --db
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "--db DSN is required" in out.stderr
+    if server_id in JAVA_IDS:  # the Java drivers speak TCP only: a socket folder is refused, with the reason
+        out = subprocess.run(argv + ["--db", "host=/tmp port=5432"], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 1 and "over TCP only" in out.stderr
+        out = subprocess.run(argv + ["--db", "127.0.0.1:5432"], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 1 and "keyword=value" in out.stderr
+
+
+def test_a_server_without_a_database_refuses_db():
     out = subprocess.run([str(CODE / "c" / "build" / "c-threadpool"), "--db", "host=/tmp"], capture_output=True,
                          text=True, timeout=10)
     assert out.returncode == 1 and "usage:" in out.stderr  # a server that would ignore it refuses it
@@ -120,19 +152,19 @@ def test_a_database_that_cannot_start_stops_the_server_s_start_with_its_words(tm
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
 
 
-def world(srv: ServerProcess) -> dict[int, int]:
+def world(db) -> dict[int, int]:
     """The whole table, as the database holds it."""
     return {int(i): int(v) for i, v in (line.split("|") for line in
-                                        srv.database.query("SELECT id, randomnumber FROM world").splitlines())}
+                                        db.query("SELECT id, randomnumber FROM world").splitlines())}
 
 
 @pytest.mark.parametrize("server_id", DB_IDS)
-def test_many_clients_at_once_each_get_their_own_rows(server_id, tmp_path):
+def test_many_clients_at_once_each_get_their_own_rows(server_id, tmp_path, shared):
     """Forty clients, each asking twenty rows five times at once: every row is the one the table holds for its id (a
     loop that matched answers to the wrong request, or a pool that mixed two workers' rows, would say otherwise)."""
     import concurrent.futures
-    with serve(server_id, tmp_path, pool=4) as srv:
-        table = world(srv)
+    table = world(shared)
+    with serve(server_id, tmp_path, pool=4, db=shared.dsn) as srv:
 
         def client(_):
             got = []
@@ -149,10 +181,11 @@ def test_many_clients_at_once_each_get_their_own_rows(server_id, tmp_path):
     assert [r for r in rows_seen if table[r["id"]] != r["randomNumber"]] == []
 
 
-def test_the_event_loop_serves_others_while_a_query_waits(tmp_path):
-    """c-db-epoll: with the database silent, a /db request waits (then a 503), and meanwhile the same loop answers
-    GET / at once: nothing in it blocks on the database."""
-    with serve("c-db-epoll", tmp_path) as srv:
+@pytest.mark.parametrize("server_id", EVENT_LOOPS)
+def test_the_event_loop_serves_others_while_a_query_waits(server_id, tmp_path):
+    """With the database silent, a /db request waits (then a 503), and meanwhile the server answers GET / at once:
+    nothing in its loops blocks on the database."""
+    with serve(server_id, tmp_path) as srv:
         pids = srv.database.pids()
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
@@ -172,7 +205,7 @@ def test_the_event_loop_serves_others_while_a_query_waits(tmp_path):
             time.sleep(0.2)
 
 
-@pytest.mark.parametrize("server_id", DB_IDS)
+@pytest.mark.parametrize("server_id", C_IDS)
 def test_clients_that_leave_or_a_stop_while_rows_are_in_flight_leave_nothing_behind(server_id, tmp_path):
     """Sanitizer build: 200 clients ask 500 rows each and close at once; the server goes on answering. Then, with the
     database silent, clients wait on their rows and the server is stopped (c-db-epoll keeps such a connection until
@@ -214,10 +247,12 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     from iobench import registry
     from iobench.run import postgres, runner
     before = set(Path("/tmp").glob(postgres.PREFIX + "*"))
-    path = runner.run(registry.experiment("db-models"), "smoke", dest=tmp_path / "db", progress=lambda m: None)
+    servers = ("c-db-threadpool", "java-db-tomcat", "c-db-epoll")  # each kind of pool; the others' tests are above
+    path = runner.run(registry.experiment("db-models", servers=servers), "smoke", dest=tmp_path / "db",
+                      progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
     assert sorted((r["server"], r["path"], r["db_pool"]) for r in rows) == sorted(
-        (s, p, pool) for s, pool in (("c-db-threadpool", "16"), ("c-db-epoll", "2"))
+        (s, p, pool) for s, pool in (("c-db-threadpool", "16"), ("java-db-tomcat", "16"), ("c-db-epoll", "2"))
         for p in ("/db", "/queries?queries=20"))
     for r in rows:
         assert r["ok"] == "True" and int(r["requests"]) > 0 and int(r["non2xx"] or 0) == 0, r
@@ -232,9 +267,8 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     assert meta["database"]["settings"]["fsync"] == "off" and "PostgreSQL" in meta["database"]["engine"]
     assert meta["database"]["cpus"] == meta["pinning"]["server_cpus"]
     battery = json.loads((path / "battery.json").read_text())
-    assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {"c-db-threadpool": True,
-                                                                                   "c-db-epoll": True}
+    assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {s: True for s in servers}
     summary = registry.reader("db-models")(path).summary()
-    assert len(summary) == 4 and set(summary["path"]) == {"/db", "/queries?queries=20"}
+    assert len(summary) == 6 and set(summary["path"]) == {"/db", "/queries?queries=20"}
     assert summary["db_cpu_us_per_req"].notna().all()
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before

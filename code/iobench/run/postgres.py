@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL for the servers that wait on a real database: made, started and always removed here.
 
     with Postgres(cpus="0") as db:
-        db.dsn                        # "host=/tmp/iobench-pg-…/socket port=… dbname=bench user=bench"
+        db.dsn                        # "host=127.0.0.1 port=… dbname=bench user=bench"
         db.query("SELECT count(*) FROM world")   # "10000"
         db.usage_s()                  # its CPU seconds (every backend), as a server's are counted
     # here every process of it is gone, and so is its folder
@@ -153,17 +153,15 @@ class Postgres(procs.Started):
 
     @property
     def dsn(self) -> str:
-        """libpq's connection string over the Unix socket (what the book's servers use)."""
-        return f"host={self.socket_dir} port={self.port} dbname={DATABASE} user={USER}"
-
-    @property
-    def tcp_dsn(self) -> str:
-        """The same database on loopback."""
+        """libpq's connection string on loopback: what every database server of the book is given. Loopback, not the
+        Unix socket, because the Java drivers (pgjdbc, R2DBC, Vert.x) reach PostgreSQL only over TCP without native
+        libraries, and the C servers must take the same path for their database's costs to compare."""
         return f"host=127.0.0.1 port={self.port} dbname={DATABASE} user={USER}"
 
     @property
-    def jdbc_url(self) -> str:
-        return f"jdbc:postgresql://127.0.0.1:{self.port}/{DATABASE}?user={USER}"
+    def socket_dsn(self) -> str:
+        """The same database over its Unix socket (the harness's own psql and pg_isready use it)."""
+        return f"host={self.socket_dir} port={self.port} dbname={DATABASE} user={USER}"
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _as_user(self) -> None:

@@ -410,6 +410,26 @@ register(Server(id="rpc-consumer", model="Spring MVC on Tomcat 11, calling the p
                 verify=Verify.BY_EXPERIMENT))
 
 
+# The Java servers whose wait is a real database (code/java/rpc/src/main/java/iom/db, in the Spring Boot module):
+# TechEmpower's /db and /queries with the C servers' bytes (DB_SERVERS), each with a pool of --db-pool connections.
+# They take the contract's --pool (Tomcat's threads) but not --work-ms or --spin-us: their wait is the database's.
+JAVA_DB_SERVERS = [
+    ("java-db-tomcat", "iom.db.MvcDb", (), "Spring MVC on Tomcat, pgjdbc from a HikariCP pool",
+     "a platform thread per request from Tomcat's 200 blocks on HikariCP's pool (10 by default), then in pgjdbc while "
+     "each row's query runs"),
+    ("java-db-tomcat-vt", "iom.db.MvcDb", ("--virtual-threads",), "Spring MVC on Tomcat, virtual threads, HikariCP",
+     "the same with a virtual thread per request (spring.threads.virtual.enabled): no thread cap, the pool the bound"),
+    ("java-db-webflux", "iom.db.FluxDb", (), "Spring WebFlux on Reactor Netty, R2DBC from r2dbc-pool",
+     "Reactor Netty's event loops; each request waits for one of r2dbc-pool's connections (10 by default) in the "
+     "pool's queue, its rows' queries one after another on it, nothing blocked"),
+    ("java-db-vertx", "iom.db.VertxDb", (), "Vert.x event loops, pipelined reactive PostgreSQL client",
+     "Vert.x's HTTP server on Netty's event loops; each row's query sent at once on a pipelined client of 4 "
+     "connections by default, as c-db-epoll does with libpq"),
+]
+for _id, _class, _flags, _model, _summary in JAVA_DB_SERVERS:
+    register(Server(id=_id, model=_model, lang="Java", summary=_summary, argv=rpc_argv(_class, _flags),
+                    build=RPC_BUILD, supports=frozenset({"pool", "backlog"}), role="db"))
+
 # ---- the echo servers (the Mina vs Netty chapter; started by kinds/echo) -------------------------
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 database connections.
 
 A point's pool (db_pool) is what the server holds open to the database: c-db-threadpool's workers, each with one
-connection (--pool), or c-db-epoll's pipelined connections (--db-conns); 0 is the plan's size for that server (pools),
-else the server's default. The database runs on the server's core (ServerProcess: db_cpus), so the generator's core
+connection (--pool), c-db-epoll's pipelined connections (--db-conns), or a Java server's pool (--db-pool: HikariCP's,
+r2dbc-pool's, Vert.x's pipelined client's); 0 is the plan's size for that server (pools), else the server's default.
+The database runs on the server's core (ServerProcess: db_cpus), so the generator's core
 is the generator's alone, and the two compete for one core as a server and its database on one small machine do; the
 metadata says so.
 """
@@ -27,7 +28,8 @@ class DbPoint(Point):
 
 
 # How each database server takes its pool's size.
-POOL_FLAGS = {"c-db-threadpool": "pool", "c-db-epoll": "--db-conns"}
+POOL_FLAGS = {"c-db-threadpool": "pool", "c-db-epoll": "--db-conns", "java-db-tomcat": "--db-pool",
+              "java-db-tomcat-vt": "--db-pool", "java-db-webflux": "--db-pool", "java-db-vertx": "--db-pool"}
 
 
 def pool_options(server_id: str, size: int) -> dict:
@@ -46,16 +48,19 @@ class DbPlan(HttpPlan):
 
 DB_MODELS = DbPlan(
     dataset="db-models",
-    description="c-db-threadpool (16 workers, a PostgreSQL connection each) against c-db-epoll (2 pipelined "
-                "connections) on TechEmpower's /db and /queries?queries=20, 16 to 1,024 keep-alive connections, with "
-                "the database's CPU per request beside the server's; then each pool from 2 to 256 connections at 256 "
-                "clients",
-    servers=("c-db-threadpool", "c-db-epoll"),
+    description="The models with a real wait: c-db-threadpool (16 workers, a PostgreSQL connection each), Spring MVC "
+                "on Tomcat with HikariCP (platform, then virtual threads) and WebFlux with R2DBC (16 pooled "
+                "connections each), against c-db-epoll and Vert.x (2 pipelined connections each), on TechEmpower's "
+                "/db and /queries?queries=20, 16 to 1,024 keep-alive connections, with the database's CPU per request "
+                "beside the server's; then each pool from 2 to 256 connections at 256 clients",
+    servers=("c-db-threadpool", "java-db-tomcat", "java-db-tomcat-vt", "java-db-webflux", "c-db-epoll",
+             "java-db-vertx"),
     points=(tuple(DbPoint("wrk", c, True, path=path) for path in ROUTES for c in (16, 64, 256, 1024))
             + tuple(DbPoint("wrk", 256, True, path=path, db_pool=n) for path in ROUTES
                     for n in (2, 4, 8, 16, 64, 256))),
     smoke_points=(DbPoint("wrk", 16, True, path="/db"), DbPoint("wrk", 16, True, path="/queries?queries=20")),
-    pools=(("c-db-threadpool", 16), ("c-db-epoll", 2)),
+    pools=(("c-db-threadpool", 16), ("java-db-tomcat", 16), ("java-db-tomcat-vt", 16), ("java-db-webflux", 16),
+           ("c-db-epoll", 2), ("java-db-vertx", 2)),
 )
 
 PLANS = {p.dataset: p for p in (DB_MODELS,)}

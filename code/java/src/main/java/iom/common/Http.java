@@ -24,7 +24,8 @@ public final class Http {
         return s.getBytes(StandardCharsets.US_ASCII);
     }
 
-    private static final String BODY = "Hello, world\n";
+    /** The contract's body: what GET / answers. */
+    public static final String BODY = "Hello, world\n";
     public static final byte[] RESPONSE_KEEP_ALIVE = ascii("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
             + "Content-Length: 13\r\nConnection: keep-alive\r\n\r\n" + BODY);
     public static final byte[] RESPONSE_CLOSE = ascii("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"

@@ -1,13 +1,15 @@
 /*
  * What the three Spring Boot apps share (rpc-tomcat and rpc-tomcat-vt: MvcProvider; rpc-webflux:
  * FluxProvider; rpc-consumer: Consumer): Boot's auto-configuration, the providers' Provider bean,
- * and boot(), the start and stop of each under the contract. Each app names its own routes, a
- * @RestController, to boot(); there is no component scan.
+ * and boot(), the start and stop of each under the contract (run(), the same for the database
+ * servers of iom.db). Each app names its own routes, a @RestController, to boot(); there is no
+ * component scan.
  *
  * Chapter: book/java/rpc.md
  */
 package iom.rpc.spring;
 
+import iom.common.Options;
 import iom.common.Server;
 import iom.rpc.Json;
 import iom.rpc.Profiling;
@@ -25,7 +27,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-final class SpringApp {
+public final class SpringApp {
     private SpringApp() {}
 
     /** Spring Boot's auto-configuration: the web server of the app's type, Spring MVC or WebFlux. */
@@ -55,9 +57,20 @@ final class SpringApp {
      * listening, SIGTERM exits 0, a failed start exits 1 with "error:".
      */
     static void boot(RpcOptions opts, WebApplicationType type, Map<String, Object> properties, Class<?>... beans) {
+        run(opts.id, opts.contract, opts, type, properties, beans);
+        Profiling.schedule(opts);
+    }
+
+    /**
+     * {@link #boot}'s start and stop for any app of the book (the RPC providers, the database
+     * servers of iom.db): {@code options} is a bean of its own, its routes and other beans name
+     * it in their constructors.
+     */
+    public static void run(String id, Options contract, Object options, WebApplicationType type,
+            Map<String, Object> properties, Class<?>... beans) {
         Map<String, Object> p = new HashMap<>(properties);
-        p.put("server.address", opts.contract.host);
-        p.put("server.port", opts.contract.port);
+        p.put("server.address", contract.host);
+        p.put("server.port", contract.port);
         p.put("spring.main.banner-mode", "off");
         p.put("spring.main.log-startup-info", false);
         p.put("spring.main.register-shutdown-hook", false);
@@ -69,18 +82,17 @@ final class SpringApp {
         app.setWebApplicationType(type);
         app.setDefaultProperties(p);
         app.addInitializers(context -> {
-            context.getBeanFactory().registerSingleton("rpcOptions", opts);
+            context.getBeanFactory().registerSingleton("options", options);
             context.getBeanFactory().registerSingleton("jsonMapper", Json.MAPPER);
         });
         ConfigurableApplicationContext context;
         try {
             context = app.run();
         } catch (RuntimeException e) {
-            throw Server.halt("start " + opts.id + " on " + opts.contract.host + ":" + opts.contract.port, e);
+            throw Server.halt("start " + id + " on " + contract.host + ":" + contract.port, e);
         }
         Server.stopOnSignal(context::close);
         Server.ready(((WebServerApplicationContext) context).getWebServer().getPort());
-        Profiling.schedule(opts);
     }
     // END boot
 }

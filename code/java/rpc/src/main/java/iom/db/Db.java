@@ -1,0 +1,251 @@
+/*
+ * What the Java database servers share (java-db-tomcat, java-db-tomcat-vt: MvcDb; java-db-webflux:
+ * FluxDb; java-db-vertx: VertxDb), so that only how each waits on PostgreSQL differs, and the
+ * bytes each answers are the C servers' (code/c/common/db.c):
+ *
+ *   GET /db                  {"id":N,"randomNumber":M}: one row of World, its id drawn at random
+ *   GET /queries?queries=N   [{"id":..,"randomNumber":..},...]: N rows, each its own query
+ *                            (TechEmpower's rule for N: not a number or below 1 is 1, above 500 is 500)
+ *   any other GET            the contract's body (GET / answers "Hello, world")
+ *   a database that is down or answers nothing within 2 s: 503 "Database Unavailable", then the
+ *   connection closes; the outage is said once on stderr ("database: ..."), in the driver's words.
+ *
+ * The options are the contract's (--port, --host, ...) and two of the database's:
+ *   --db DSN      libpq's keyword form, as the harness gives every database server
+ *                 ("host=127.0.0.1 port=5432 dbname=bench user=bench"); required
+ *   --db-pool N   the connections the server holds to the database (each framework's own default
+ *                 when absent: HikariCP 10, r2dbc-pool 10, Vert.x 4)
+ *
+ * Chapter: book/db.md
+ */
+package iom.db;
+
+import iom.common.Http;
+import iom.common.Options;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+public final class Db {
+    private Db() {}
+
+    public static final int WORLD_ROWS = 10_000;
+    public static final int MAX_QUERIES = 500;
+    /** Every wait on the database (a connection from the pool, a query's answer) ends within this. */
+    public static final int TIMEOUT_MS = 2000;
+    public static final String SQL = "SELECT randomnumber FROM world WHERE id = $1";
+    public static final String JDBC_SQL = "SELECT randomnumber FROM world WHERE id = ?";
+    public static final String JSON = "application/json";
+    public static final String UNAVAILABLE = "Database Unavailable\n";
+    public static final byte[] BODY = Http.BODY.getBytes(StandardCharsets.US_ASCII);
+
+    /** The options of a database server: the contract's, the database's connection string and pool. */
+    public static final class DbOptions {
+        public final String id;
+        public final Options contract;
+        public final Map<String, String> dsn;
+        /** 0: the framework's own default. */
+        public final int pool;
+
+        private DbOptions(String id, Options contract, Map<String, String> dsn, int pool) {
+            this.id = id;
+            this.contract = contract;
+            this.dsn = dsn;
+            this.pool = pool;
+        }
+
+        public String host() {
+            return dsn.getOrDefault("host", "127.0.0.1");
+        }
+
+        public int port() {
+            return Integer.parseInt(dsn.getOrDefault("port", "5432"));
+        }
+
+        public String database() {
+            return dsn.getOrDefault("dbname", user());
+        }
+
+        public String user() {
+            return dsn.getOrDefault("user", System.getProperty("user.name"));
+        }
+
+        public int pool(int frameworkDefault) {
+            return pool > 0 ? pool : frameworkDefault;
+        }
+    }
+
+    public static DbOptions parse(String id, String[] args) {
+        List<String> rest = new ArrayList<>();
+        String dsn = null;
+        int pool = 0;
+        for (int i = 0; i < args.length; i++) {
+            String value = i + 1 < args.length ? args[i + 1] : null;
+            switch (args[i]) {
+                case "--db" -> {
+                    dsn = value;
+                    i++;
+                }
+                case "--db-pool" -> {
+                    pool = poolSize(id, value);
+                    i++;
+                }
+                default -> rest.add(args[i]);
+            }
+        }
+        Options contract = Options.parse(id, rest.toArray(String[]::new));
+        if (dsn == null || dsn.isBlank()) {
+            usage(id, "--db DSN is required (libpq's form: host=127.0.0.1 port=5432 dbname=bench user=bench)");
+        }
+        Map<String, String> parsed = keywords(dsn);
+        if (parsed == null) {
+            usage(id, "--db wants libpq's keyword=value form, not '" + dsn + "'");
+        }
+        if (parsed.getOrDefault("host", "127.0.0.1").startsWith("/")) {
+            usage(id, "--db: the Java drivers reach PostgreSQL over TCP only; give host=127.0.0.1, not a socket folder");
+        }
+        return new DbOptions(id, contract, parsed, pool);
+    }
+
+    /** libpq's "key=value key=value" (no quoting: the harness's DSNs need none); null if malformed. */
+    static Map<String, String> keywords(String dsn) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String part : dsn.trim().split("\\s+")) {
+            int eq = part.indexOf('=');
+            if (eq <= 0) {
+                return null;
+            }
+            out.put(part.substring(0, eq), part.substring(eq + 1));
+        }
+        if (out.containsKey("port")) {
+            try {
+                int port = Integer.parseInt(out.get("port"));
+                if (port < 1 || port > 65535) {
+                    return null;
+                }
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        return out;
+    }
+
+    private static int poolSize(String id, String value) {
+        try {
+            int n = Integer.parseInt(value == null ? "" : value);
+            if (n >= 1 && n <= 10_000) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        usage(id, "--db-pool wants a whole number from 1 to 10000, not '" + value + "'");
+        return 0;
+    }
+
+    private static void usage(String id, String why) {
+        System.err.println(id + ": " + why);
+        System.err.println("usage: " + id + " --db DSN [--db-pool N] [contract flags: --port N --host ADDR --pool N]");
+        System.exit(1);
+    }
+
+    // ---- routes ----------------------------------------------------------------------------
+
+    /** The rows a request asks for: 0 for the contract's route, 1 for /db, N for /queries. */
+    public static int rows(String path, String query) {
+        if (path.equals("/db")) {
+            return 1;
+        }
+        if (!path.equals("/queries")) {
+            return 0;
+        }
+        int n = 1;
+        if (query != null) {
+            for (String param : query.split("&")) {
+                if (param.startsWith("queries=")) {
+                    n = count(param.substring(8));
+                }
+            }
+        }
+        return n;
+    }
+
+    /** TechEmpower's rule: not a number or below 1 is 1, above 500 is 500. */
+    static int count(String digits) {
+        if (digits.isEmpty()) {
+            return 1;
+        }
+        long n = 0;
+        for (int i = 0; i < digits.length(); i++) {
+            char c = digits.charAt(i);
+            if (c < '0' || c > '9') {
+                return 1;
+            }
+            n = Math.min(n * 10 + (c - '0'), MAX_QUERIES + 1);
+        }
+        return n < 1 ? 1 : (int) Math.min(n, MAX_QUERIES);
+    }
+
+    /** True for /queries, whose answer is an array even of one row. */
+    public static boolean array(String path) {
+        return path.equals("/queries");
+    }
+
+    public static int randomId() {
+        return 1 + ThreadLocalRandom.current().nextInt(WORLD_ROWS);
+    }
+
+    public static int[] randomIds(int n) {
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = randomId();
+        }
+        return ids;
+    }
+
+    /** The answer's JSON, byte for byte the C servers': no spaces, rows in the order asked. */
+    public static byte[] json(int[] ids, int[] values, boolean array) {
+        StringBuilder b = new StringBuilder(array ? 32 * ids.length + 2 : 40);
+        if (array) {
+            b.append('[');
+        }
+        for (int i = 0; i < ids.length; i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append("{\"id\":").append(ids[i]).append(",\"randomNumber\":").append(values[i]).append('}');
+        }
+        if (array) {
+            b.append(']');
+        }
+        return b.toString().getBytes(StandardCharsets.US_ASCII);
+    }
+
+    // ---- outages ---------------------------------------------------------------------------
+
+    private static final AtomicBoolean DOWN = new AtomicBoolean();
+
+    /** A failed wait on the database: said on stderr once per outage, in the driver's words. */
+    public static void failed(Throwable e) {
+        if (DOWN.compareAndSet(false, true)) {
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            String what = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+            System.err.println("database: " + what.strip().replace('\n', ' '));
+            System.err.flush();
+        }
+    }
+
+    /** A query that was answered: the next failure is a new outage, said again. */
+    public static void answered() {
+        if (DOWN.get()) {
+            DOWN.set(false);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/*
+ * java-db-webflux: TechEmpower's /db and /queries on Spring WebFlux and the Reactor Netty that
+ * Spring Boot ships, each row read through R2DBC's non-blocking PostgreSQL driver from an
+ * r2dbc-pool of --db-pool connections (its 10 by default). Nothing blocks: Reactor Netty's event
+ * loops (max(cores, 4) of them, on Java NIO) read the request, ask the pool for a connection and
+ * go on serving others; the answer is written when the rows come back. A request that finds every
+ * connection taken waits in the pool's queue, not on a thread.
+ *
+ * As in MvcDb, a request holds one connection for all its rows, one query after another, and the
+ * waits are bounded: r2dbc-pool's maxAcquireTime (2 s) for a connection, a 2-s timeout on each
+ * query; then a 503 and the connection closes (Db).
+ *
+ * Build: make -C code rpc
+ * Run:   cd code/java/rpc && $(../../tools/find-jdk)/bin/java -cp target/iom-rpc.jar:$(cat target/classpath.txt) \
+ *            iom.db.FluxDb --port 8088 --db 'host=127.0.0.1 port=5432 dbname=bench user=bench' [--db-pool 16]
+ * Try:   curl -s http://127.0.0.1:8088/db; curl -s 'http://127.0.0.1:8088/queries?queries=20'
+ * Chapter: book/db.md
+ */
+package iom.db;
+
+import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.pool.ConnectionPoolConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
+import io.r2dbc.postgresql.PostgresqlConnectionFactory;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ValidationDepth;
+import iom.common.Server;
+import iom.db.Db.DbOptions;
+import iom.rpc.spring.SpringApp;
+import java.time.Duration;
+import java.util.Map;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+public final class FluxDb {
+    private FluxDb() {}
+
+    static final Duration TIMEOUT = Duration.ofMillis(Db.TIMEOUT_MS);
+
+    /** r2dbc-pool of --db-pool connections, all opened before READY. */
+    static ConnectionPool pool(DbOptions opts) {
+        PostgresqlConnectionConfiguration c = PostgresqlConnectionConfiguration.builder()
+                .host(opts.host()).port(opts.port()).database(opts.database()).username(opts.user())
+                .connectTimeout(TIMEOUT)
+                .build();
+        int size = opts.pool(10);
+        ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(new PostgresqlConnectionFactory(c))
+                .name(opts.id).initialSize(size).maxSize(size).maxAcquireTime(TIMEOUT).maxCreateConnectionTime(TIMEOUT)
+                .validationDepth(ValidationDepth.LOCAL)
+                .build());
+        try {
+            pool.warmup().block(TIMEOUT.multipliedBy(2));
+        } catch (RuntimeException e) {
+            throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
+        }
+        return pool;
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class PoolBean {
+        @Bean(destroyMethod = "dispose")
+        ConnectionPool connectionPool(DbOptions opts) {
+            return pool(opts);
+        }
+    }
+
+    // BEGIN flux-db-routes
+    @RestController
+    public static class Routes {
+        private final ConnectionPool pool;
+
+        Routes(ConnectionPool pool) {
+            this.pool = pool;
+        }
+
+        @GetMapping("/db")
+        public Mono<ResponseEntity<byte[]>> db() {
+            return answer(1, false);
+        }
+
+        @GetMapping("/queries")
+        public Mono<ResponseEntity<byte[]>> queries(@RequestParam(required = false) String queries) {
+            return answer(Db.rows("/queries", queries == null ? null : "queries=" + queries), true);
+        }
+
+        @GetMapping("/**")
+        public ResponseEntity<byte[]> contract() {
+            return ResponseEntity.ok().contentType(MediaType.TEXT_PLAIN).body(Db.BODY);
+        }
+
+        private Mono<ResponseEntity<byte[]>> answer(int n, boolean array) {
+            int[] ids = Db.randomIds(n);
+            int[] values = new int[n];
+            return Mono.usingWhen(pool.create(),
+                            c -> Flux.range(0, n).concatMap(i -> row(c, ids[i]).doOnNext(v -> values[i] = v)).then(),
+                            Connection::close)
+                    .then(Mono.fromSupplier(() -> {
+                        Db.answered();
+                        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON)
+                                .body(Db.json(ids, values, array));
+                    }))
+                    .onErrorResume(e -> {
+                        Db.failed(e);
+                        return Mono.just(ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+                                .contentType(MediaType.TEXT_PLAIN).header(HttpHeaders.CONNECTION, "close")
+                                .body(Db.UNAVAILABLE.getBytes()));
+                    });
+        }
+
+        /** One row's query, bounded by the 2 s every wait on the database gets. */
+        private static Mono<Integer> row(Connection c, int id) {
+            return Flux.from(c.createStatement(Db.SQL).bind("$1", id).execute())
+                    .flatMap(r -> r.map((row, meta) -> row.get(0, Integer.class)))
+                    .single()
+                    .timeout(TIMEOUT);
+        }
+    }
+    // END flux-db-routes
+
+    public static void main(String[] args) {
+        DbOptions opts = Db.parse("java-db-webflux", args);
+        SpringApp.run(opts.id, opts.contract, opts, WebApplicationType.REACTIVE, Map.of(), PoolBean.class,
+                Routes.class);
+    }
+}
