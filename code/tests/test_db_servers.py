@@ -23,6 +23,7 @@ C_IDS = ids("C", role="db")
 JAVA_IDS = ids("Java", role="db")
 DB_IDS = C_IDS + JAVA_IDS
 EVENT_LOOPS = ("c-db-epoll", "java-db-webflux", "java-db-vertx")
+POOLED = ("java-db-tomcat", "java-db-tomcat-vt", "java-db-webflux")  # a request waits for a connection of its own
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -57,7 +58,9 @@ def held(db, row: dict) -> bool:
 
 @pytest.mark.parametrize("server_id", DB_IDS)
 def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_path, shared):
+    from iobench.kinds.db.experiment import read_stats
     with serve(server_id, tmp_path, pool=4, db=shared.dsn) as srv:
+        before = read_stats(srv.port)
         one = rows(srv, "/db")
         assert len(one) == 1 and held(shared, one[0]) and set(one[0]) == {"id", "randomNumber"}
         twenty = rows(srv, "/queries?queries=20")
@@ -68,6 +71,11 @@ def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_
                           ("/queries", 1), ("/queries?other=3&queries=3", 3), ("/queries?queries=100000", 500)):
             assert len(rows(srv, target)) == n, target
         assert http.get("127.0.0.1", srv.port, "/").body == http.BODY  # the contract's route is unchanged
+        # GET /db-stats counted the eight requests that asked the database (not itself, not GET /), and a wait for a
+        # connection only where a request takes one of its own (HikariCP, r2dbc-pool)
+        after = read_stats(srv.port)
+        assert after["requests"] - before["requests"] == 8 and after["query_ns"] > before["query_ns"]
+        assert ("wait_ns" in after) == (server_id in POOLED), after
 
 
 @pytest.mark.parametrize("server_id", JAVA_IDS)
@@ -150,6 +158,18 @@ def test_a_database_that_cannot_start_stops_the_server_s_start_with_its_words(tm
             pass
     assert srv.proc is None and srv.database is None  # the server never started; nothing of either is left
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
+
+
+def test_the_server_s_counts_become_per_request_columns_and_nothing_when_missing_or_idle():
+    from iobench.kinds.db.experiment import stats_columns
+    before = {"requests": 10, "wait_ns": 1_000, "query_ns": 5_000}
+    assert stats_columns(before, {"requests": 14, "wait_ns": 9_000, "query_ns": 45_000}) == {
+        "db_requests": 4, "db_wait_us": 2.0, "db_query_us": 10.0}
+    # no wait where the server has none to count; nothing per request when nothing ran; nothing without a reading
+    assert stats_columns({"requests": 1, "query_ns": 0}, {"requests": 3, "query_ns": 4_000}) == {
+        "db_requests": 2, "db_wait_us": None, "db_query_us": 2.0}
+    assert stats_columns(before, before) == {"db_requests": 0, "db_wait_us": None, "db_query_us": None}
+    assert stats_columns(None, before) == {"db_requests": None, "db_wait_us": None, "db_query_us": None}
 
 
 def world(db) -> dict[int, int]:
@@ -257,6 +277,9 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     for r in rows:
         assert r["ok"] == "True" and int(r["requests"]) > 0 and int(r["non2xx"] or 0) == 0, r
         assert float(r["db_cpu_us_per_req"]) > 0 and float(r["db_pss_kib"]) > 0, r
+        # the server's own counts over the measured run: every request it was sent asked the database
+        assert int(r["db_requests"]) >= int(r["requests"]) and float(r["db_query_us"]) > 0, r
+        assert (r["db_wait_us"] != "") == (r["server"] in POOLED), r
         command = (path / r["raw_file"]).read_text().splitlines()[0]
         assert command.endswith(r["path"]) and f"-pool{r['db_pool']}" in r["raw_file"], (command, r["raw_file"])
         # twenty rows of JSON (at least 26 bytes each) in a /queries answer, one in a /db answer

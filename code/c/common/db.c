@@ -32,6 +32,8 @@ enum db_route db_route(const char *target, size_t len, int *queries)
     *queries = 1;
     if (len == 3 && memcmp(target, "/db", 3) == 0)
         return DB_ROUTE_DB;
+    if (len == 9 && memcmp(target, "/db-stats", 9) == 0)
+        return DB_ROUTE_STATS;
     static const char path[] = "/queries";
     size_t plen = sizeof path - 1;
     if (len < plen || memcmp(target, path, plen) != 0 || (len > plen && target[plen] != '?'))
@@ -186,6 +188,25 @@ int db_world(struct db *db, int id, int *random_number)
     return 0;
 }
 
+/* Since the start, across every thread: relaxed atomics (a reader wants totals, not an order). */
+static unsigned long long stats_requests, stats_query_ns;
+
+void db_stats_add(double asked_ms)
+{
+    double ns = (clock_ms() - asked_ms) * 1e6;
+    __atomic_fetch_add(&stats_requests, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&stats_query_ns, (unsigned long long)(ns > 0 ? ns : 0), __ATOMIC_RELAXED);
+}
+
+size_t db_stats_response(int keep_alive, char *out, size_t cap)
+{
+    char body[128];
+    int n = snprintf(body, sizeof body, "{\"requests\":%llu,\"query_ns\":%llu}",
+                     __atomic_load_n(&stats_requests, __ATOMIC_RELAXED),
+                     __atomic_load_n(&stats_query_ns, __ATOMIC_RELAXED));
+    return n < 0 || (size_t)n >= sizeof body ? 0 : db_json_response(out, cap, body, (size_t)n, keep_alive);
+}
+
 size_t db_json_row(char *out, size_t cap, int id, int random_number)
 {
     int n = snprintf(out, cap, "{\"id\":%d,\"randomNumber\":%d}", id, random_number);
@@ -236,13 +257,16 @@ size_t db_answer(struct db *db, enum db_route r, int n, int keep_alive, char *ou
         memcpy(out, resp, len);
         return len;
     }
+    if (r == DB_ROUTE_STATS)
+        return db_stats_response(keep_alive, out, cap);
     static __thread struct db_ask ask;
-    ask = (struct db_ask){.want = n};
+    ask = (struct db_ask){.want = n, .asked_ms = clock_ms()};
     for (int i = 0; i < n && !ask.failed; i++) {
         ask.ids[i] = db_random_id(db);
         if (db_world(db, ask.ids[i], &ask.values[i]) != 0)
             ask.failed++;
     }
+    db_stats_add(ask.asked_ms);
     return db_ask_response(&ask, r == DB_ROUTE_QUERIES, keep_alive, out, cap, close);
 }
 

@@ -6,6 +6,11 @@
  *   GET /db                  one random row, as {"id":N,"randomNumber":M}
  *   GET /queries?queries=N   N random rows, each its own query, as a JSON array; N below 1 or not a
  *                            number counts as 1, above 500 as 500 (TechEmpower's rule)
+ *   GET /db-stats            {"requests":R,"query_ns":Q}: since the start, the requests that asked the
+ *                            database and the time from their first query sent to their last row back
+ *                            (no "wait_ns": a request here never waits for a connection of its own: a
+ *                            worker holds one, a loop's pipes take every query at once); the harness
+ *                            reads it before and after each point, as from the Java servers
  *   any other target         the book's body (http.h), so the contract battery runs as on every server
  * A query that fails, or has no answer within DB_TIMEOUT_MS, is answered 503 and the connection to
  * the client closes; the server's own connection to the database is made again for the next request.
@@ -25,7 +30,7 @@
 /* The longest answer: 500 rows of at most 33 bytes and a comma, the brackets and the head. */
 #define DB_MAX_RESPONSE (DB_MAX_QUERIES * 34 + 256)
 
-enum db_route { DB_ROUTE_CONTRACT, DB_ROUTE_DB, DB_ROUTE_QUERIES };
+enum db_route { DB_ROUTE_CONTRACT, DB_ROUTE_DB, DB_ROUTE_QUERIES, DB_ROUTE_STATS };
 
 /* Which route a request target asks for; *queries is how many rows it wants (1 for /db). */
 enum db_route db_route(const char *target, size_t len, int *queries);
@@ -44,6 +49,11 @@ int db_connect(struct db *db);
 /* The randomnumber of row id, waiting at most DB_TIMEOUT_MS; 0, or -1 after saying why on stderr (once per
  * outage): the connection is dropped, and the next call connects again. */
 int db_world(struct db *db, int id, int *random_number);
+
+/* One request's rows asked at asked_ms (clock_ms) and all back, or failed, now: counted for GET /db-stats. */
+void db_stats_add(double asked_ms);
+/* The answer to GET /db-stats: its length in out (at most cap; 256 is enough). */
+size_t db_stats_response(int keep_alive, char *out, size_t cap);
 
 /* A random id, 1 to DB_WORLD_ROWS. */
 int db_random_id(struct db *db);
@@ -69,6 +79,7 @@ const char *db_unavailable(size_t *len);
 struct db_ask {
     int want, got, failed; /* rows asked; answered; failed (then the answer is a 503) */
     int inflight;          /* queries sent and not yet answered or failed: the ask must outlive them */
+    double asked_ms;       /* when its first query went out (clock_ms), for db_stats_add */
     int ids[DB_MAX_QUERIES], values[DB_MAX_QUERIES];
 };
 

@@ -162,6 +162,7 @@ static void deliver(struct loop *l)
         if (c->ask.inflight > 0)
             continue; /* failed before all its rows were sent: the others come back yet */
         c->asking = 0;
+        db_stats_add(c->ask.asked_ms);
         if (c->zombie) {
             live_remove(&c->link);
             free(c);
@@ -198,7 +199,7 @@ static struct db_pipe *pick_pipe(struct loop *l)
 static void ask_rows(struct loop *l, struct conn *c)
 {
     struct db_ask *ask = &c->ask;
-    *ask = (struct db_ask){.want = c->b.rows};
+    *ask = (struct db_ask){.want = c->b.rows, .asked_ms = clock_ms()};
     c->asking = 1;
     for (int i = 0; i < ask->want; i++) {
         struct db_pipe *p = pick_pipe(l);
@@ -284,6 +285,14 @@ static void handle(struct loop *l, struct conn *c)
         if (!c->working && conn_take_requests(b, &opts)) { /* answer later, from the timer */
             c->working = 1;
 #ifdef WITH_DB
+            if (b->routed == DB_ROUTE_STATS) { /* the counts, at once */
+                char stats[256];
+                size_t n_out = db_stats_response(b->keep_alive, stats, sizeof stats);
+                conn_answered(b, stats, n_out, n_out == 0);
+                c->working = 0;
+                handle(l, c);
+                return;
+            }
             if (b->routed) { /* or from the database */
                 ask_rows(l, c);
                 deliver(l); /* rows that failed at once are answered now */

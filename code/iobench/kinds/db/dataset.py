@@ -11,13 +11,17 @@ from pathlib import Path
 from iobench.data.dataset import read_battery, read_folder, spread
 from iobench.kinds.http import dataset as http
 
-DB_COLUMNS = ["path", "db_pool", "db_cpu_s", "db_cpu_us_per_req", "db_pss_kib"]
+# db_wait_us / db_query_us: a request's mean wait for a pooled connection of its own (only where a request takes one:
+# HikariCP, r2dbc-pool; else empty) and its mean time from its first query sent to its last row back, as the server
+# counted them (GET /db-stats, read before and after the measured run); db_requests: how many it counted
+DB_COLUMNS = ["path", "db_pool", "db_cpu_s", "db_cpu_us_per_req", "db_pss_kib", "db_requests", "db_wait_us",
+              "db_query_us"]
 KEYS = http.KEYS + ["path", "db_pool"]
 COLUMNS = http.COLUMNS + DB_COLUMNS  # the experiment's rows (a plan's optional measurements add theirs)
 
 SUMMARY = dataclasses.replace(
     http.SUMMARY, keys=tuple(KEYS),
-    columns={**http.SUMMARY.columns, **spread("db_cpu_us_per_req"),
+    columns={**http.SUMMARY.columns, **spread("db_cpu_us_per_req"), **spread("db_wait_us"), **spread("db_query_us"),
              "db_pss_mib": ("db_pss_kib", lambda s: s.max() / 1024)},
     shown=("server", "path", "db_pool", "connections", "repeats", "rps", "rps_min", "rps_max", "p99_ms",
            "cpu_us_per_req", "db_cpu_us_per_req", "errors", "generator_bound", "outliers"))

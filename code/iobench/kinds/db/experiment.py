@@ -1,9 +1,11 @@
 """The database experiment: the HTTP experiment's lifecycle and rows, each point on its route, each server process with
 the pool its points name, and beside each row the database's CPU over the same measured run (ServerProcess starts the
-database; the runner counts its CPU apart from the server's, and not as foreign CPU) and its memory after it."""
+database; the runner counts its CPU apart from the server's, and not as foreign CPU), its memory after it, and where
+the server says a request's time went (GET /db-stats before and after: waiting for a pooled connection, querying)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 from iobench.kinds.db.dataset import COLUMNS
@@ -12,8 +14,50 @@ from iobench.kinds.http.experiment import HttpExperiment
 from iobench.load import drivers
 from iobench.run import postgres, runner, sampler
 from iobench.run.lifecycle import ServerProcess
-from iobench.run.runner import Run, Turn
+from iobench.run.runner import Probe, Run, Turn
+from iobench.servers import http
 from iobench.servers.manifest import ServerOptions
+
+
+STATS = "/db-stats"
+
+
+def read_stats(port: int, host: str = "127.0.0.1") -> dict | None:
+    """A database server's counts since its start (its GET /db-stats); None if it did not give them."""
+    try:
+        resp = http.get(host, port, STATS, timeout=10)
+        got = json.loads(resp.body) if resp.status == 200 else None
+    except (OSError, http.HttpError, ValueError):
+        return None
+    return got if isinstance(got, dict) and isinstance(got.get("requests"), int) else None
+
+
+def stats_columns(before: dict | None, after: dict | None) -> dict:
+    """Per request over a window, from two readings: the mean wait for a pooled connection (where the server has
+    one to wait for) and the mean time querying, in microseconds; empty where a reading is missing or nothing ran."""
+    cols = dict.fromkeys(("db_requests", "db_wait_us", "db_query_us"))
+    if before is None or after is None:
+        return cols
+    n = after["requests"] - before["requests"]
+    cols["db_requests"] = n
+    if n > 0:
+        for key, column in (("wait_ns", "db_wait_us"), ("query_ns", "db_query_us")):
+            if key in after and key in before:
+                cols[column] = (after[key] - before[key]) / n / 1000
+    return cols
+
+
+class StatsProbe(Probe):
+    """The server's /db-stats just before and just after the measured run."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def start(self) -> None:
+        self.before = read_stats(self.port)
+
+    def stop(self) -> dict:
+        return stats_columns(self.before, read_stats(self.port))
 
 
 class DbExperiment(HttpExperiment):
@@ -49,6 +93,9 @@ class DbExperiment(HttpExperiment):
         route = re.sub(r"[^a-z0-9]", "", point.path.replace("queries=", ""))
         return f"-{route}-pool{point.db_pool or self.plan.pool(srv.server.id) or 0}"
 
+    def more_probes(self, srv: ServerProcess, point: DbPoint) -> dict[str, Probe]:
+        return {"db_stats": StatsProbe(srv.port)}
+
     def more_columns(self, srv: ServerProcess, point: DbPoint, m: runner.Measured, result: drivers.LoadResult) -> dict:
         db_cpu = m.companions_cpu_s.get("database")
         database = srv.database
@@ -57,4 +104,4 @@ class DbExperiment(HttpExperiment):
         return {"path": point.path, "db_pool": point.db_pool or self.plan.pool(srv.server.id) or 0,
                 "db_cpu_s": db_cpu,
                 "db_cpu_us_per_req": 1e6 * db_cpu / result.requests if db_cpu is not None and result.requests else None,
-                "db_pss_kib": pss}
+                "db_pss_kib": pss, **m.probes["db_stats"]}

@@ -284,7 +284,7 @@ class HttpExperiment(Experiment):
         # in an idle study, the busy connections are told apart by their address (127.0.0.1)
         busy_from = "127.0.0.1" if held is not None else None
         m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
-                                               "tcp": TcpProbe(run.netns)})
+                                               "tcp": TcpProbe(run.netns), **self.more_probes(srv, point)})
         result = driver.parse(m.output, m.code)
         received, samples = m.probes["conns"]
         usage = m.usage
@@ -310,6 +310,11 @@ class HttpExperiment(Experiment):
     def stem_extra(self, srv: ServerProcess, point: Point) -> str:
         """What sets a point's raw files apart beside the load's own marks (a kind whose points differ otherwise)."""
         return ""
+
+    def more_probes(self, srv: ServerProcess, point: Point) -> dict[str, runner.Probe]:
+        """The probes a kind built on this one samples around the measured run (its server's own counts, say); what
+        each keeps is in more_columns' m.probes under its name."""
+        return {}
 
     def more_columns(self, srv: ServerProcess, point: Point, m: runner.Measured, result: drivers.LoadResult) -> dict:
         """The columns a kind built on this one adds to a row (its database's CPU, say)."""

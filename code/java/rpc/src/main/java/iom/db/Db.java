@@ -6,6 +6,11 @@
  *   GET /db                  {"id":N,"randomNumber":M}: one row of World, its id drawn at random
  *   GET /queries?queries=N   [{"id":..,"randomNumber":..},...]: N rows, each its own query
  *                            (TechEmpower's rule for N: not a number or below 1 is 1, above 500 is 500)
+ *   GET /db-stats            {"requests":R,"wait_ns":W,"query_ns":Q}: since the start, the requests that
+ *                            asked the database, the time they waited for a pooled connection (only where
+ *                            a request takes one for itself: HikariCP, r2dbc-pool) and the time from their
+ *                            first query sent to their last row back (Stats; the harness reads it before
+ *                            and after each point)
  *   any other GET            the contract's body (GET / answers "Hello, world")
  *   a database that is down or answers nothing within 2 s: 503 "Database Unavailable", then the
  *   connection closes; the outage is said once on stderr ("database: ..."), in the driver's words.
@@ -29,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 
 public final class Db {
     private Db() {}
@@ -224,6 +230,36 @@ public final class Db {
         }
         return b.toString().getBytes(StandardCharsets.US_ASCII);
     }
+
+    // ---- where a request's time goes ---------------------------------------------------------
+
+    /** Counts since the start, for GET /db-stats: cheap adders, no lock and no log per request. */
+    public static final class Stats {
+        private final boolean pooled;
+        private final LongAdder requests = new LongAdder();
+        private final LongAdder waitNs = new LongAdder();
+        private final LongAdder queryNs = new LongAdder();
+
+        /** pooled: a request waits for a connection of its own (its wait is counted apart from its queries). */
+        public Stats(boolean pooled) {
+            this.pooled = pooled;
+        }
+
+        /** One request: asked at {@code asked}, a connection in hand at {@code acquired}, done at {@code done}. */
+        public void add(long asked, long acquired, long done) {
+            requests.increment();
+            waitNs.add(acquired - asked);
+            queryNs.add(done - acquired);
+        }
+
+        public byte[] json() {
+            String wait = pooled ? ",\"wait_ns\":" + waitNs.sum() : "";
+            return ("{\"requests\":" + requests.sum() + wait + ",\"query_ns\":" + queryNs.sum() + "}")
+                    .getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
+    public static final String STATS = "/db-stats";
 
     // ---- outages ---------------------------------------------------------------------------
 

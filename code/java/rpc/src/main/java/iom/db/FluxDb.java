@@ -78,9 +78,15 @@ public final class FluxDb {
     @RestController
     public static class Routes {
         private final ConnectionPool pool;
+        private final Db.Stats stats = new Db.Stats(true);
 
         Routes(ConnectionPool pool) {
             this.pool = pool;
+        }
+
+        @GetMapping(Db.STATS)
+        public ResponseEntity<byte[]> stats() {
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json());
         }
 
         @GetMapping("/db")
@@ -101,9 +107,18 @@ public final class FluxDb {
         private Mono<ResponseEntity<byte[]>> answer(int n, boolean array) {
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
-            return Mono.usingWhen(pool.create(),
+            long[] at = {0, Long.MIN_VALUE}; // asked, acquired (MIN_VALUE: no connection came)
+            Mono<Connection> connection = Mono.defer(() -> {
+                at[0] = System.nanoTime();
+                return Mono.from(pool.create()).doOnNext(c -> at[1] = System.nanoTime());
+            });
+            return Mono.usingWhen(connection,
                             c -> Flux.range(0, n).concatMap(i -> row(c, ids[i]).doOnNext(v -> values[i] = v)).then(),
                             Connection::close)
+                    .doOnTerminate(() -> {
+                        long now = System.nanoTime();
+                        stats.add(at[0], at[1] == Long.MIN_VALUE ? now : at[1], now);
+                    })
                     .then(Mono.fromSupplier(() -> {
                         Db.answered();
                         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON)

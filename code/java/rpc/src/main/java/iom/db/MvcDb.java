@@ -84,9 +84,15 @@ public final class MvcDb {
     @RestController
     public static class Routes {
         private final HikariDataSource pool;
+        private final Db.Stats stats = new Db.Stats(true);
 
         Routes(HikariDataSource pool) {
             this.pool = pool;
+        }
+
+        @GetMapping(Db.STATS)
+        public ResponseEntity<byte[]> stats() {
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json());
         }
 
         @GetMapping("/db")
@@ -107,7 +113,9 @@ public final class MvcDb {
         private ResponseEntity<byte[]> answer(int n, boolean array) {
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
+            long asked = System.nanoTime(), acquired = Long.MIN_VALUE; // MIN_VALUE: no connection came
             try (Connection c = pool.getConnection(); PreparedStatement q = c.prepareStatement(Db.JDBC_SQL)) {
+                acquired = System.nanoTime();
                 for (int i = 0; i < n; i++) {
                     q.setInt(1, ids[i]);
                     try (ResultSet r = q.executeQuery()) {
@@ -118,10 +126,13 @@ public final class MvcDb {
                     }
                 }
             } catch (SQLException e) {
+                long now = System.nanoTime();
+                stats.add(asked, acquired == Long.MIN_VALUE ? now : acquired, now);
                 Db.failed(e);
                 return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
                         .header(HttpHeaders.CONNECTION, "close").body(Db.UNAVAILABLE.getBytes());
             }
+            stats.add(asked, acquired, System.nanoTime());
             Db.answered();
             return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Db.json(ids, values, array));
         }

@@ -47,6 +47,8 @@ public final class VertxDb {
 
     private static final Buffer BODY = Buffer.buffer(Db.BODY);
     private static final Buffer UNAVAILABLE = Buffer.buffer(Db.UNAVAILABLE);
+    /** No wait of its own: a query goes straight into a pipeline (its time there is the query's). */
+    private static final Db.Stats STATS = new Db.Stats(false);
 
     // BEGIN vertx-db-handler
     /** One event loop's server: each request's queries go out on the shared pipelined client. */
@@ -75,6 +77,10 @@ public final class VertxDb {
 
         private void handle(HttpServerRequest req) {
             String path = req.path();
+            if (path.equals(Db.STATS)) {
+                req.response().putHeader("Content-Type", Db.JSON).end(Buffer.buffer(STATS.json()));
+                return;
+            }
             int n = Db.rows(path, req.query());
             if (n == 0) {
                 req.response().putHeader("Content-Type", "text/plain").end(BODY);
@@ -83,6 +89,7 @@ public final class VertxDb {
             boolean array = Db.array(path);
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
+            long asked = System.nanoTime();
             PreparedQuery<RowSet<Row>> query = client.preparedQuery(Db.SQL);
             List<Future<RowSet<Row>>> rows = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
@@ -91,6 +98,7 @@ public final class VertxDb {
                         .onSuccess(r -> values[at] = r.iterator().next().getInteger(0)));
             }
             Future.all(rows).onComplete(done -> {
+                STATS.add(asked, asked, System.nanoTime());
                 if (done.succeeded()) {
                     Db.answered();
                     req.response().putHeader("Content-Type", Db.JSON).end(Buffer.buffer(Db.json(ids, values, array)));
