@@ -286,9 +286,13 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
         per_answer = int(r["bytes"]) / int(r["requests"])
         assert per_answer > 20 * 26 if r["path"].startswith("/queries") else per_answer < 20 * 26, per_answer
     assert len({r["raw_file"] for r in rows}) == len(rows)  # each point's raw output of its own
+    # the JVM warmed up under its first point's load before it was measured, its windows kept; the C servers did not
+    warmed = {p.parent.name for p in (path / "raw").glob("*/jvm-warmup-*-w1.txt")}
+    assert warmed == {"java-db-tomcat"}, warmed
     meta = json.loads((path / "meta.json").read_text())
     assert meta["database"]["settings"]["fsync"] == "off" and "PostgreSQL" in meta["database"]["engine"]
     assert meta["database"]["cpus"] == meta["pinning"]["server_cpus"]
+    assert meta["plan"]["jvm_warmup_s"] == {"java-db-tomcat": 0.5}  # the smoke profile's cap
     battery = json.loads((path / "battery.json").read_text())
     assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {s: True for s in servers}
     summary = registry.reader("db-models")(path).summary()

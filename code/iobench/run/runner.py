@@ -321,6 +321,18 @@ class Run:
         in_client = getattr(self.link, "in_client", None)
         return in_client(base) if in_client else base
 
+    def warm_jvm(self, seconds: float, load: Callable[[float], tuple[list[str], dict]],
+                 stem: Callable[[int], str]) -> None:
+        """A JVM server's warm-up before its first measured point: `load(window)` (the generator's argv and env for
+        a window of that many seconds) run in windows of the profile's jvm_window_s for `seconds` in all, each
+        window's output kept as stem(w).txt, so that a reader sees the rate climb as the JIT compiles."""
+        window = self.profile.jvm_window_s
+        for w in range(1, max(1, round(seconds / window)) + 1):
+            argv, env = load(window)
+            started = now()
+            output, code, _, _ = run_load(argv, env, window + 60)
+            self.writer.write_raw(stem(w) + ".txt", raw_text(argv, env, output, code, started))
+
     def measure_load(self, srv: ServerProcess, stem: str, load: Load, probes: dict[str, Probe] | None = None,
                      warmup_s: float | None = None) -> Measured:
         """Warm up (output kept as stem.warmup.txt), wait for a quiet machine, then run the

@@ -15,7 +15,7 @@ from iobench.load import drivers
 from iobench.run import postgres, runner, sampler
 from iobench.run.lifecycle import ServerProcess
 from iobench.run.runner import Probe, Run, Turn
-from iobench.servers import http
+from iobench.servers import http, manifest
 from iobench.servers.manifest import ServerOptions
 
 
@@ -68,6 +68,9 @@ class DbExperiment(HttpExperiment):
 
     def meta(self, run: Run) -> dict:
         meta = super().meta(run)
+        meta["plan"]["jvm_warmup_s"] = {s.id: self.jvm_warmup(run, s.id) for s in self.plan.serving(run.profile.name)
+                                        if self.jvm_warmup(run, s.id) > 0}
+        meta["plan"]["jvm_window_s"] = run.profile.jvm_window_s
         meta["database"] = {"engine": postgres.describe(), "settings": dict(postgres.SETTINGS),
                             "cpus": run.server_cpus,
                             "placement": "the database runs on the server's cores, the generator on its own"}
@@ -83,6 +86,27 @@ class DbExperiment(HttpExperiment):
             for size, group in groups.items():
                 opts = ServerOptions(idle_timeout_s=self.plan.idle_timeout_s, **pool_options(server.id, size))
                 yield Turn(server, group, opts, note={"db_pool": size})
+
+    def verify(self, run: Run, at: runner.Serving) -> None:
+        """The server answers GET /; then a Java server's JVM warms up under its first point's load (the plan's
+        jvm_warmup_s, capped by the profile's server_jvm_warmup_s), each window's output kept."""
+        super().verify(run, at)
+        seconds = self.jvm_warmup(run, at.srv.server.id)
+        if seconds <= 0:
+            return
+        point, driver = at.turn.points[0], drivers.get(at.turn.points[0].tool)
+
+        def load(window: float) -> tuple[list[str], dict]:
+            spec = self.load_spec(point, window)
+            return run.client_prefix + driver.argv(spec, at.srv.url), driver.env(spec)
+        stem = f"{at.srv.server.id}/jvm-warmup{self.stem_extra(at.srv, point)}-r{at.repeat}"
+        run.warm_jvm(seconds, load, lambda w: f"{stem}-w{w}")
+
+    def jvm_warmup(self, run: Run, server_id: str) -> float:
+        """How long a server's JVM warms up before its first point (0: not a JVM)."""
+        if manifest.get(server_id).lang != "Java":
+            return 0.0
+        return min(self.plan.jvm_warmup_s, run.profile.server_jvm_warmup_s)
 
     def load_spec(self, point: DbPoint, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
         return dataclasses.replace(super().load_spec(point, duration_s, warmup), path=point.path)

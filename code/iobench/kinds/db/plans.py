@@ -42,8 +42,11 @@ def pool_options(server_id: str, size: int) -> dict:
 
 @dataclass(frozen=True, kw_only=True)
 class DbPlan(HttpPlan):
-    """Database servers x points of closed-loop HTTP load on a route each; every server with its own database."""
+    """Database servers x points of closed-loop HTTP load on a route each; every server with its own database. A Java
+    server's JVM warms up under its first point's load for jvm_warmup_s (the profile caps it) before it is measured:
+    Spring on the one core it shares with its database compiles for well over the 2 s of a point's own warm-up."""
     battery: bool = True
+    jvm_warmup_s: float = 30.0
 
 
 DB_MODELS = DbPlan(

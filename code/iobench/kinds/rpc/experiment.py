@@ -192,14 +192,10 @@ class RpcExperiment(Experiment):
     def warm(self, run: Run, at: Serving, point: RpcPoint, seconds: float) -> None:
         """A JVM's warm-up: a point's load (through the consumer, for a point through it) in windows of the
         profile's jvm_window_s, each one's output kept (the provider's repeat 0)."""
-        window = run.profile.jvm_window_s
-        for w in range(1, max(1, round(seconds / window)) + 1):
+        def load(window: float) -> tuple[list[str], dict]:
             spec = dataclasses.replace(self.open.load.spec(run, at.srv, point, 0.0, None), duration_s=window)
-            argv = run.client_prefix + drivers.get(point.tool).argv(spec, self.open.load.target(at, point))
-            started = now()
-            output, code, _, _ = run_load(argv, {}, window + 60)
-            run.writer.write_raw(self.open.load.stem(at.srv, point, 0, f"jvm-warmup{w}") + ".txt",
-                                 raw_text(argv, {}, output, code, started))
+            return run.client_prefix + drivers.get(point.tool).argv(spec, self.open.load.target(at, point)), {}
+        run.warm_jvm(seconds, load, lambda w: self.open.load.stem(at.srv, point, 0, f"jvm-warmup{w}"))
 
     @contextlib.contextmanager
     def alongside(self, run: Run, at: Serving):

@@ -144,6 +144,9 @@ public final class FluxDb {
 
     public static void main(String[] args) {
         DbOptions opts = Db.parse("java-db-webflux", args);
+        // R2DBC's connections run on Reactor Netty's shared event loops, whose shutdown waits out a quiet period of 2 s
+        // by default: a stop (SIGTERM) would take that long for nothing
+        System.setProperty("reactor.netty.ioShutdownQuietPeriod", "0");
         SpringApp.run(opts.id, opts.contract, opts, WebApplicationType.REACTIVE, Map.of(), PoolBean.class,
                 Routes.class);
     }
