@@ -78,6 +78,39 @@ def test_techempower_s_routes_answer_the_rows_the_database_holds(server_id, tmp_
         assert ("wait_ns" in after) == (server_id in POOLED), after
 
 
+def server_backends(db) -> set[int]:
+    """The database's backends serving clients on loopback (the servers; the harness's psql comes by socket)."""
+    return {int(p) for p in db.query("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                     "AND client_addr IS NOT NULL").split()}
+
+
+@pytest.mark.parametrize("server_id", JAVA_IDS)
+def test_a_java_server_s_pool_is_resized_in_place_and_the_old_one_closed(server_id, tmp_path, shared):
+    """GET /db-pool?size=N, as the harness sweeps a pool in one warm process: the new pool serves and the old one's
+    connections close; a size that is not from 1 to 10,000 is a 400 and changes nothing."""
+    from iobench.kinds.db.experiment import resize
+    with serve(server_id, tmp_path, db=shared.dsn, extra=("--db-pool", "12")) as srv:
+        rows(srv, "/queries?queries=20")
+        # HikariCP fills its pool in the background; Vert.x's client connects as its pipelines fill (1 to 12)
+        deadline = time.monotonic() + 10
+        while server_id != "java-db-vertx" and len(server_backends(shared)) != 12:
+            assert time.monotonic() < deadline, server_backends(shared)
+            time.sleep(0.1)
+        old = server_backends(shared)
+        assert old
+        resize(srv, 3)
+        for _ in range(5):
+            assert len(rows(srv, "/queries?queries=20")) == 20
+        deadline = time.monotonic() + 10
+        while (server_backends(shared) & old) or len(server_backends(shared)) > 3:
+            assert time.monotonic() < deadline, (old, server_backends(shared))
+            time.sleep(0.1)
+        assert server_backends(shared)  # the new pool's
+        for bad in ("0", "10001", "x", ""):
+            assert http.get("127.0.0.1", srv.port, f"/db-pool?size={bad}").status == 400, bad
+        assert len(rows(srv, "/queries?queries=20")) == 20
+
+
 @pytest.mark.parametrize("server_id", JAVA_IDS)
 def test_the_java_servers_pass_the_battery(server_id, tmp_path, shared):
     from iobench.servers.battery import run_battery
@@ -260,9 +293,10 @@ def test_clients_that_leave_or_a_stop_while_rows_are_in_flight_leave_nothing_beh
 
 
 def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_beside_it(tmp_path):
-    """db-models under the smoke profile: a row per server and route, each with the database's CPU per request and
-    memory beside the server's, the pool each ran with, the database's settings and placement in the metadata, the
-    battery on GET /; read back as the kind's dataset (a point per route); no database left behind."""
+    """db-models under the smoke profile: a row per server, route and pool, each with the database's CPU per request
+    and memory beside the server's and the server's own counts, the pool each ran with (the Java server's resized in
+    its one process, each C server started again for the other size), the database's settings and placement in the
+    metadata, the battery on GET /; read back as the kind's dataset; no database left behind."""
     import csv
     from iobench import registry
     from iobench.run import postgres, runner
@@ -271,9 +305,10 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     path = runner.run(registry.experiment("db-models", servers=servers), "smoke", dest=tmp_path / "db",
                       progress=lambda m: None)
     rows = list(csv.DictReader(open(path / "results.csv")))
+    queries = "/queries?queries=20"
     assert sorted((r["server"], r["path"], r["db_pool"]) for r in rows) == sorted(
-        (s, p, pool) for s, pool in (("c-db-threadpool", "16"), ("java-db-tomcat", "16"), ("c-db-epoll", "2"))
-        for p in ("/db", "/queries?queries=20"))
+        [(s, p, pool) for s, pool in (("c-db-threadpool", "16"), ("java-db-tomcat", "16"), ("c-db-epoll", "2"))
+         for p in ("/db", queries)] + [(s, queries, "4") for s in servers])
     for r in rows:
         assert r["ok"] == "True" and int(r["requests"]) > 0 and int(r["non2xx"] or 0) == 0, r
         assert float(r["db_cpu_us_per_req"]) > 0 and float(r["db_pss_kib"]) > 0, r
@@ -290,12 +325,15 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     warmed = {p.parent.name for p in (path / "raw").glob("*/jvm-warmup-*-w1.txt")}
     assert warmed == {"java-db-tomcat"}, warmed
     meta = json.loads((path / "meta.json").read_text())
+    assert sorted((s["server"], s["db_pool"]) for s in meta["stops"]) == [
+        ("c-db-epoll", 2), ("c-db-epoll", 4), ("c-db-threadpool", 4), ("c-db-threadpool", 16), ("java-db-tomcat", 16)]
     assert meta["database"]["settings"]["fsync"] == "off" and "PostgreSQL" in meta["database"]["engine"]
     assert meta["database"]["cpus"] == meta["pinning"]["server_cpus"]
     assert meta["plan"]["jvm_warmup_s"] == {"java-db-tomcat": 0.5}  # the smoke profile's cap
     battery = json.loads((path / "battery.json").read_text())
     assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {s: True for s in servers}
     summary = registry.reader("db-models")(path).summary()
-    assert len(summary) == 6 and set(summary["path"]) == {"/db", "/queries?queries=20"}
+    assert len(summary) == 9 and set(summary["path"]) == {"/db", "/queries?queries=20"}
     assert summary["db_cpu_us_per_req"].notna().all()
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
+

@@ -9,11 +9,11 @@ import json
 import re
 
 from iobench.kinds.db.dataset import COLUMNS
-from iobench.kinds.db.plans import DbPlan, DbPoint, pool_options
+from iobench.kinds.db.plans import IN_PLACE, DbPlan, DbPoint, pool_options
 from iobench.kinds.http.experiment import HttpExperiment
 from iobench.load import drivers
 from iobench.run import postgres, runner, sampler
-from iobench.run.lifecycle import ServerProcess
+from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.runner import Probe, Run, Turn
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ServerOptions
@@ -47,6 +47,13 @@ def stats_columns(before: dict | None, after: dict | None) -> dict:
     return cols
 
 
+def resize(srv: ServerProcess, size: int) -> None:
+    """A pool of `size` connections in place of the server's (GET /db-pool?size=N); ServerError if it refused."""
+    resp = http.get(srv.opts.host, srv.port, f"/db-pool?size={size}", timeout=30)
+    if resp.status != 200 or json.loads(resp.body or b"{}").get("pool") != size:
+        raise ServerError(f"{srv.server.id}: GET /db-pool?size={size} answered {resp.status} {resp.body[:80]!r}")
+
+
 class StatsProbe(Probe):
     """The server's /db-stats just before and just after the measured run."""
 
@@ -77,12 +84,15 @@ class DbExperiment(HttpExperiment):
         return meta
 
     def turns(self, run: Run, points, repeat: int):
-        """One server process per pool size its points name (the plan's size for it where a point names none)."""
+        """One server process per pool size its points name (the plan's size for it where a point names none); a
+        server that resizes its pool in place (IN_PLACE) serves all its points in one process, started with the
+        plan's size, its pool resized before each point that names another (measure)."""
         for server in self.plan.serving(run.profile.name):
             groups: dict[int, list[DbPoint]] = {}
             for p in points:
                 if self.applies(server, p):
-                    groups.setdefault(p.db_pool or self.plan.pool(server.id) or 0, []).append(p)
+                    size = self.pool_of(server.id, p) if server.id not in IN_PLACE else self.plan.pool(server.id) or 0
+                    groups.setdefault(size, []).append(p)
             for size, group in groups.items():
                 opts = ServerOptions(idle_timeout_s=self.plan.idle_timeout_s, **pool_options(server.id, size))
                 yield Turn(server, group, opts, note={"db_pool": size})
@@ -108,6 +118,17 @@ class DbExperiment(HttpExperiment):
             return 0.0
         return min(self.plan.jvm_warmup_s, run.profile.server_jvm_warmup_s)
 
+    def pool_of(self, server_id: str, point: DbPoint) -> int:
+        """The pool a point is measured with: its own, or the plan's size for the server (0: the server's default)."""
+        return point.db_pool or self.plan.pool(server_id) or 0
+
+    def measure(self, run: Run, at: runner.Serving, point: DbPoint) -> dict:
+        """A point of a server that resizes in place gets its pool first (before its warm-up, which fills it)."""
+        size = self.pool_of(at.srv.server.id, point)
+        if at.srv.server.id in IN_PLACE and size:
+            resize(at.srv, size)
+        return super().measure(run, at, point)
+
     def load_spec(self, point: DbPoint, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
         return dataclasses.replace(super().load_spec(point, duration_s, warmup), path=point.path)
 
@@ -115,7 +136,7 @@ class DbExperiment(HttpExperiment):
         """The route and the pool in the raw files' names ("-queries20-pool16"): two routes at the same load are two
         files."""
         route = re.sub(r"[^a-z0-9]", "", point.path.replace("queries=", ""))
-        return f"-{route}-pool{point.db_pool or self.plan.pool(srv.server.id) or 0}"
+        return f"-{route}-pool{self.pool_of(srv.server.id, point)}"
 
     def more_probes(self, srv: ServerProcess, point: DbPoint) -> dict[str, Probe]:
         return {"db_stats": StatsProbe(srv.port)}
@@ -125,7 +146,7 @@ class DbExperiment(HttpExperiment):
         database = srv.database
         pss = (sampler.group_snapshot(database.proc.pid, with_pss=True).pss_kib
                if database is not None and database.proc is not None else None)
-        return {"path": point.path, "db_pool": point.db_pool or self.plan.pool(srv.server.id) or 0,
+        return {"path": point.path, "db_pool": self.pool_of(srv.server.id, point),
                 "db_cpu_s": db_cpu,
                 "db_cpu_us_per_req": 1e6 * db_cpu / result.requests if db_cpu is not None and result.requests else None,
                 "db_pss_kib": pss, **m.probes["db_stats"]}

@@ -11,6 +11,10 @@
  *                            a request takes one for itself: HikariCP, r2dbc-pool) and the time from their
  *                            first query sent to their last row back (Stats; the harness reads it before
  *                            and after each point)
+ *   GET /db-pool?size=N      {"pool":N}: a pool of N connections in place of the one in use (opened first, then
+ *                            the old one closed), so that the harness sweeps the pool's size in one process
+ *                            whose JIT stays warm (Pools); 400 for a size not from 1 to 10,000, 503 if the
+ *                            new pool cannot be opened (the old one stays)
  *   any other GET            the contract's body (GET / answers "Hello, world")
  *   a database that is down or answers nothing within 2 s: 503 "Database Unavailable", then the
  *   connection closes; the outage is said once on stderr ("database: ..."), in the driver's words.
@@ -35,6 +39,8 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
 
 public final class Db {
     private Db() {}
@@ -260,6 +266,58 @@ public final class Db {
     }
 
     public static final String STATS = "/db-stats";
+    public static final String RESIZE = "/db-pool";
+    public static final int MAX_POOL = 10_000;
+
+    /** The pool in use, and its replacement by one of another size (GET /db-pool?size=N). */
+    public static final class Pools<P> implements AutoCloseable {
+        private final IntFunction<P> open;
+        private final Consumer<P> close;
+        private volatile P current;
+        private volatile int size;
+
+        /** open(n): a pool of n connections, or a RuntimeException saying why not. */
+        public Pools(IntFunction<P> open, Consumer<P> close, int size) {
+            this.open = open;
+            this.close = close;
+            this.current = open.apply(size);
+            this.size = size;
+        }
+
+        public P current() {
+            return current;
+        }
+
+        /** A pool of n in place of the current one; requests already holding a connection finish on the old. */
+        public synchronized void resize(int n) {
+            if (n == size) {
+                return;
+            }
+            P old = current;
+            current = open.apply(n);
+            size = n;
+            close.accept(old);
+        }
+
+        @Override
+        public void close() {
+            close.accept(current);
+        }
+    }
+
+    /** The size a GET /db-pool asks for, or -1 if it is not a whole number from 1 to MAX_POOL. */
+    public static int poolSize(String size) {
+        try {
+            int n = Integer.parseInt(size == null ? "" : size);
+            return n >= 1 && n <= MAX_POOL ? n : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    public static byte[] resized(int n) {
+        return ("{\"pool\":" + n + "}").getBytes(StandardCharsets.US_ASCII);
+    }
 
     // ---- outages ---------------------------------------------------------------------------
 

@@ -41,19 +41,19 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 public final class FluxDb {
     private FluxDb() {}
 
     static final Duration TIMEOUT = Duration.ofMillis(Db.TIMEOUT_MS);
 
-    /** r2dbc-pool of --db-pool connections, all opened before READY. */
-    static ConnectionPool pool(DbOptions opts) {
+    /** r2dbc-pool of `size` connections, all opened before it is used. */
+    static ConnectionPool pool(DbOptions opts, int size) {
         PostgresqlConnectionConfiguration c = PostgresqlConnectionConfiguration.builder()
                 .host(opts.host()).port(opts.port()).database(opts.database()).username(opts.user())
                 .connectTimeout(TIMEOUT)
                 .build();
-        int size = opts.pool(10);
         ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(new PostgresqlConnectionFactory(c))
                 .name(opts.id).initialSize(size).maxSize(size).maxAcquireTime(TIMEOUT).maxCreateConnectionTime(TIMEOUT)
                 .validationDepth(ValidationDepth.LOCAL)
@@ -61,27 +61,50 @@ public final class FluxDb {
         try {
             pool.warmup().block(TIMEOUT.multipliedBy(2));
         } catch (RuntimeException e) {
-            throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
+            pool.dispose();
+            throw e;
         }
         return pool;
     }
 
     @Configuration(proxyBeanMethods = false)
     static class PoolBean {
-        @Bean(destroyMethod = "dispose")
-        ConnectionPool connectionPool(DbOptions opts) {
-            return pool(opts);
+        @Bean(destroyMethod = "close")
+        Db.Pools<ConnectionPool> pools(DbOptions opts) {
+            try {
+                return new Db.Pools<>(size -> pool(opts, size), ConnectionPool::dispose, opts.pool(10));
+            } catch (RuntimeException e) {
+                throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
+            }
         }
     }
 
     // BEGIN flux-db-routes
     @RestController
     public static class Routes {
-        private final ConnectionPool pool;
+        private final Db.Pools<ConnectionPool> pools;
         private final Db.Stats stats = new Db.Stats(true);
 
-        Routes(ConnectionPool pool) {
-            this.pool = pool;
+        Routes(Db.Pools<ConnectionPool> pools) {
+            this.pools = pools;
+        }
+
+        /** Between points only: opening a pool blocks, so on Reactor's thread for blocking work, not a loop. */
+        @GetMapping(Db.RESIZE)
+        public Mono<ResponseEntity<byte[]>> resize(@RequestParam(required = false) String size) {
+            int n = Db.poolSize(size);
+            if (n < 0) {
+                return Mono.just(ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN)
+                        .body(("size wants a whole number from 1 to " + Db.MAX_POOL + "\n").getBytes()));
+            }
+            return Mono.fromCallable(() -> {
+                pools.resize(n);
+                return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Db.resized(n));
+            }).subscribeOn(Schedulers.boundedElastic()).onErrorResume(e -> {
+                Db.failed(e);
+                return Mono.just(ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
+                        .body(Db.UNAVAILABLE.getBytes()));
+            });
         }
 
         @GetMapping(Db.STATS)
@@ -110,7 +133,7 @@ public final class FluxDb {
             long[] at = {0, Long.MIN_VALUE}; // asked, acquired (MIN_VALUE: no connection came)
             Mono<Connection> connection = Mono.defer(() -> {
                 at[0] = System.nanoTime();
-                return Mono.from(pool.create()).doOnNext(c -> at[1] = System.nanoTime());
+                return Mono.from(pools.current().create()).doOnNext(c -> at[1] = System.nanoTime());
             });
             return Mono.usingWhen(connection,
                             c -> Flux.range(0, n).concatMap(i -> row(c, ids[i]).doOnNext(v -> values[i] = v)).then(),

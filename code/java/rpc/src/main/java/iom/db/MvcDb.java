@@ -47,13 +47,13 @@ import org.springframework.web.bind.annotation.RestController;
 public final class MvcDb {
     private MvcDb() {}
 
-    /** HikariCP as shipped but for its size and the 2-s bounds; the pool fills before READY. */
-    static HikariDataSource pool(DbOptions opts) {
+    /** HikariCP as shipped but for its size (all of it kept open: minimumIdle) and the 2-s bounds. */
+    static HikariDataSource pool(DbOptions opts, int size) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl("jdbc:postgresql://" + opts.host() + ":" + opts.port() + "/" + opts.database());
         c.setUsername(opts.user());
-        c.setMaximumPoolSize(opts.pool(10));
-        c.setMinimumIdle(opts.pool(10));
+        c.setMaximumPoolSize(size);
+        c.setMinimumIdle(size);
         c.setConnectionTimeout(Db.TIMEOUT_MS);
         c.setValidationTimeout(Math.min(1000, Db.TIMEOUT_MS));
         c.setInitializationFailTimeout(Db.TIMEOUT_MS);
@@ -63,31 +63,46 @@ public final class MvcDb {
         c.addDataSourceProperty("socketTimeout", seconds);
         c.addDataSourceProperty("connectTimeout", seconds);
         c.addDataSourceProperty("loginTimeout", seconds);
-        HikariDataSource ds;
-        try {
-            ds = new HikariDataSource(c);
-        } catch (RuntimeException e) {
-            throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
-        }
-        return ds;
+        return new HikariDataSource(c);
     }
 
     @Configuration(proxyBeanMethods = false)
     static class PoolBean {
         @Bean(destroyMethod = "close")
-        HikariDataSource dataSource(DbOptions opts) {
-            return pool(opts);
+        Db.Pools<HikariDataSource> pools(DbOptions opts) {
+            try {
+                return new Db.Pools<>(size -> pool(opts, size), HikariDataSource::close, opts.pool(10));
+            } catch (RuntimeException e) {
+                throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
+            }
         }
     }
 
     // BEGIN mvc-db-routes
     @RestController
     public static class Routes {
-        private final HikariDataSource pool;
+        private final Db.Pools<HikariDataSource> pools;
         private final Db.Stats stats = new Db.Stats(true);
 
-        Routes(HikariDataSource pool) {
-            this.pool = pool;
+        Routes(Db.Pools<HikariDataSource> pools) {
+            this.pools = pools;
+        }
+
+        @GetMapping(Db.RESIZE)
+        public ResponseEntity<byte[]> resize(@RequestParam(required = false) String size) {
+            int n = Db.poolSize(size);
+            if (n < 0) {
+                return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN)
+                        .body(("size wants a whole number from 1 to " + Db.MAX_POOL + "\n").getBytes());
+            }
+            try {
+                pools.resize(n);
+            } catch (RuntimeException e) {
+                Db.failed(e);
+                return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
+                        .body(Db.UNAVAILABLE.getBytes());
+            }
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Db.resized(n));
         }
 
         @GetMapping(Db.STATS)
@@ -114,7 +129,7 @@ public final class MvcDb {
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
             long asked = System.nanoTime(), acquired = Long.MIN_VALUE; // MIN_VALUE: no connection came
-            try (Connection c = pool.getConnection(); PreparedStatement q = c.prepareStatement(Db.JDBC_SQL)) {
+            try (Connection c = pools.current().getConnection(); PreparedStatement q = c.prepareStatement(Db.JDBC_SQL)) {
                 acquired = System.nanoTime();
                 for (int i = 0; i < n; i++) {
                     q.setInt(1, ids[i]);

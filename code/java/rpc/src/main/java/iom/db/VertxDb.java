@@ -54,12 +54,12 @@ public final class VertxDb {
     /** One event loop's server: each request's queries go out on the shared pipelined client. */
     static final class Loop extends AbstractVerticle {
         private final DbOptions opts;
-        private final SqlClient client;
+        private final Db.Pools<SqlClient> clients;
         private final AtomicInteger port;
 
-        Loop(DbOptions opts, SqlClient client, AtomicInteger port) {
+        Loop(DbOptions opts, Db.Pools<SqlClient> clients, AtomicInteger port) {
             this.opts = opts;
-            this.client = client;
+            this.clients = clients;
             this.port = port;
         }
 
@@ -81,6 +81,10 @@ public final class VertxDb {
                 req.response().putHeader("Content-Type", Db.JSON).end(Buffer.buffer(STATS.json()));
                 return;
             }
+            if (path.equals(Db.RESIZE)) {
+                resize(req);
+                return;
+            }
             int n = Db.rows(path, req.query());
             if (n == 0) {
                 req.response().putHeader("Content-Type", "text/plain").end(BODY);
@@ -90,7 +94,7 @@ public final class VertxDb {
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
             long asked = System.nanoTime();
-            PreparedQuery<RowSet<Row>> query = client.preparedQuery(Db.SQL);
+            PreparedQuery<RowSet<Row>> query = clients.current().preparedQuery(Db.SQL);
             List<Future<RowSet<Row>>> rows = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 int at = i;
@@ -111,29 +115,53 @@ public final class VertxDb {
                 }
             });
         }
+
+        /** Between points only: a new client (it connects as queries come), then the old one closed. */
+        private void resize(HttpServerRequest req) {
+            int n = Db.poolSize(req.getParam("size"));
+            if (n < 0) {
+                req.response().setStatusCode(400).putHeader("Content-Type", "text/plain")
+                        .end("size wants a whole number from 1 to " + Db.MAX_POOL + "\n");
+                return;
+            }
+            vertx.executeBlocking(() -> {
+                clients.resize(n);
+                return n;
+            }).onSuccess(size -> req.response().putHeader("Content-Type", Db.JSON).end(Buffer.buffer(Db.resized(size))))
+                    .onFailure(e -> {
+                        Db.failed(e);
+                        req.response().setStatusCode(503).putHeader("Content-Type", "text/plain").end(UNAVAILABLE);
+                    });
+        }
     }
     // END vertx-db-handler
+
+    /** Vert.x's pipelined client of `size` connections; it connects as queries come. */
+    static SqlClient client(Vertx vertx, DbOptions opts, int size) {
+        PgConnectOptions connect = new PgConnectOptions().setHost(opts.host()).setPort(opts.port())
+                .setDatabase(opts.database()).setUser(opts.user()).setCachePreparedStatements(true);
+        return PgBuilder.client().with(new PoolOptions().setMaxSize(size)
+                        .setConnectionTimeout(Db.TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
+                .with(new NetClientOptions().setConnectTimeout(Db.TIMEOUT_MS).setTcpNoDelay(true))
+                .connectingTo(connect).using(vertx).build();
+    }
 
     public static void main(String[] args) {
         DbOptions opts = Db.parse("java-db-vertx", args);
         int loops = Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops));
-        PgConnectOptions connect = new PgConnectOptions().setHost(opts.host()).setPort(opts.port())
-                .setDatabase(opts.database()).setUser(opts.user()).setCachePreparedStatements(true);
-        SqlClient client = PgBuilder.client().with(new PoolOptions().setMaxSize(opts.pool(4))
-                        .setConnectionTimeout(Db.TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS))
-                .with(new NetClientOptions().setConnectTimeout(Db.TIMEOUT_MS).setTcpNoDelay(true))
-                .connectingTo(connect).using(vertx).build();
+        Db.Pools<SqlClient> clients = new Db.Pools<>(size -> client(vertx, opts, size),
+                SqlClient::close, opts.pool(4));
         AtomicInteger port = new AtomicInteger(opts.contract.port);
         try {
             // connect first: a database that cannot be reached stops the start, as in the other servers
-            client.query("SELECT 1").execute().await(Db.TIMEOUT_MS * 2L, TimeUnit.MILLISECONDS);
+            clients.current().query("SELECT 1").execute().await(Db.TIMEOUT_MS * 2L, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
         }
         try {
             // every loop's server listens on the contract's port; on port 0, Vert.x gives them all the one it picks
-            vertx.deployVerticle(() -> new Loop(opts, client, port), new DeploymentOptions().setInstances(loops))
+            vertx.deployVerticle(() -> new Loop(opts, clients, port), new DeploymentOptions().setInstances(loops))
                     .await(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw Server.halt("listen on " + opts.contract.host + ":" + opts.contract.port, e);
