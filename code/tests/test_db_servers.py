@@ -17,10 +17,10 @@ import pytest
 from iobench.run import procs
 from iobench.run.lifecycle import ServerProcess
 from iobench.servers import http
-from iobench.servers.manifest import CODE, ServerOptions, get, ids
+from iobench.servers.manifest import CODE, JAVA_DB_SERVERS, ServerOptions, get, ids
 
 C_IDS = ids("C", role="db")
-JAVA_IDS = ids("Java", role="db")
+JAVA_IDS = tuple(s[0] for s in JAVA_DB_SERVERS)  # the pinning study's variants of java-db-tomcat-vt have tests below
 DB_IDS = C_IDS + JAVA_IDS
 EVENT_LOOPS = ("c-db-epoll", "java-db-webflux", "java-db-vertx")
 POOLED = ("java-db-tomcat", "java-db-tomcat-vt", "java-db-webflux")  # a request waits for a connection of its own
@@ -40,8 +40,8 @@ def shared():
         yield db
 
 
-def serve(server_id: str, tmp_path, **opts) -> ServerProcess:
-    return ServerProcess(get(server_id), ServerOptions(**opts), cpus=None, log_dir=tmp_path)
+def serve(server_id: str, tmp_path, cpus: str | None = None, **opts) -> ServerProcess:
+    return ServerProcess(get(server_id), ServerOptions(**opts), cpus=cpus, log_dir=tmp_path)
 
 
 def rows(srv: ServerProcess, target: str) -> list[dict]:
@@ -148,6 +148,41 @@ def test_a_database_that_is_down_or_silent_is_a_503_never_a_hang_and_the_server_
         assert http.get("127.0.0.1", srv.port, "/").status == 200  # the server itself still answers
         assert srv.proc.poll() is None
     assert "database:" in srv.stderr_tail()  # and it said why, in libpq's words
+
+
+# the pinning study's servers: does a virtual thread blocked in a query hold its carrier?
+PINNING = {"java-db-tomcat-vt-21": False, "java-db-tomcat-vt-21-pg425": True, "java-db-tomcat-vt-pg425": False}
+
+
+@pytest.mark.parametrize("server_id, pins", PINNING.items())
+def test_a_query_pins_its_carrier_only_on_jdk_21_inside_pgjdbc_42_5(server_id, pins, tmp_path):
+    """On one core the virtual threads have one carrier. With the database silent, a /db request's virtual thread
+    waits in its query; a GET / beside it is answered at once where that thread unmounted (pgjdbc 42.7 waits on a
+    ReentrantLock; JDK 25 unmounts inside synchronized too, JEP 491), and only after the query's 2-s timeout where it
+    stayed pinned (JDK 21, pgjdbc 42.5's synchronized query path), which JDK 21 reports (jdk.tracePinnedThreads)."""
+    out = subprocess.run([str(get(server_id).argv(ServerOptions(), tmp_path)[0]), "-version"], capture_output=True,
+                         text=True).stderr
+    assert ('version "21.' in out) == server_id.startswith("java-db-tomcat-vt-21"), out
+    with serve(server_id, tmp_path, cpus="0", jvm=("-Djdk.tracePinnedThreads=short",)) as srv:
+        assert len(rows(srv, "/queries?queries=5")) == 5
+        pids = srv.database.pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
+                waiting.sendall(http.request_bytes("/db"))
+                time.sleep(0.3)  # its query sent, and waiting
+                t0 = time.monotonic()
+                assert http.get("127.0.0.1", srv.port, "/", timeout=10).body == http.BODY
+                waited = time.monotonic() - t0
+                assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        assert (waited > 1.0) == pins, waited
+        time.sleep(0.2)
+        traced = srv.stdout_tail()
+    assert (b"QueryExecutorImpl" in traced) == pins, traced[-2000:]
 
 
 @pytest.mark.parametrize("server_id", DB_IDS)

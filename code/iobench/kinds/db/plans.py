@@ -28,8 +28,10 @@ class DbPoint(Point):
 
 
 # How each database server takes its pool's size.
-POOL_FLAGS = {"c-db-threadpool": "pool", "c-db-epoll": "--db-conns", "java-db-tomcat": "--db-pool",
-              "java-db-tomcat-vt": "--db-pool", "java-db-webflux": "--db-pool", "java-db-vertx": "--db-pool"}
+POOL_FLAGS = {"c-db-threadpool": "pool", "c-db-epoll": "--db-conns",
+              **{s: "--db-pool" for s in ("java-db-tomcat", "java-db-tomcat-vt", "java-db-webflux", "java-db-vertx",
+                                          "java-db-tomcat-vt-21", "java-db-tomcat-vt-21-pg425",
+                                          "java-db-tomcat-vt-pg425")}}
 
 
 # The servers whose pool the harness resizes in place between points (GET /db-pool?size=N: a new pool opened, the old
@@ -76,4 +78,17 @@ DB_MODELS = DbPlan(
            ("c-db-epoll", 2), ("java-db-vertx", 2)),
 )
 
-PLANS = {p.dataset: p for p in (DB_MODELS,)}
+PINNING = ("java-db-tomcat-vt", "java-db-tomcat-vt-21", "java-db-tomcat-vt-21-pg425", "java-db-tomcat-vt-pg425")
+DB_PINNING = DbPlan(
+    dataset="db-pinning",
+    description="Virtual threads pinned: Spring MVC on Tomcat with a virtual thread per request and HikariCP's 16 "
+                "connections, on JDK 21 and JDK 25, with pgjdbc 42.7 (its query waits on a ReentrantLock) and 42.5 "
+                "(inside synchronized), on /db and /queries?queries=20 at 16, 64 and 256 connections: on one core "
+                "only JDK 21 with pgjdbc 42.5 keeps its one carrier while a query waits",
+    servers=PINNING,
+    points=tuple(DbPoint("wrk", c, True, path=path) for path in ROUTES for c in (16, 64, 256)),
+    smoke_points=(DbPoint("wrk", 16, True, path="/db"),),
+    pools=tuple((s, 16) for s in PINNING),
+)
+
+PLANS = {p.dataset: p for p in (DB_MODELS, DB_PINNING)}
