@@ -25,7 +25,7 @@
  *   --db-pool N   the connections the server holds to the database (each framework's own default
  *                 when absent: HikariCP 10, r2dbc-pool 10, Vert.x 4)
  *
- * Chapter: book/db.md
+ * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
  */
 package iom.db;
 

@@ -17,7 +17,7 @@
  *            iom.db.MvcDb --port 8088 --db 'host=127.0.0.1 port=5432 dbname=bench user=bench' [--db-pool 16] \
  *            [--virtual-threads]
  * Try:   curl -s http://127.0.0.1:8088/db; curl -s 'http://127.0.0.1:8088/queries?queries=20'
- * Chapter: book/db.md
+ * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
  */
 package iom.db;
 
