@@ -36,15 +36,17 @@ def _sigterm_as_interrupt(signum, frame):
 
 
 def cmd_list(args) -> int:
+    plans = registry.every().values()
+    w = max(len(name) for name in [*manifest.SERVERS, *manifest.ECHO_SERVERS, *(p.dataset for p in plans)])
     print("servers:")
     for s in manifest.SERVERS.values():
-        print(f"  {s.id:24s} {s.lang:7s} {s.model}")
+        print(f"  {s.id:{w}s} {s.lang:7s} {s.model}")
     for e in manifest.ECHO_SERVERS.values():
-        print(f"  {e.id:24s} Java    echo server: {e.framework} {e.version} ({e.main_class})")
+        print(f"  {e.id:{w}s} Java    echo server: {e.framework} {e.version} ({e.main_class})")
     print("datasets:")
-    for p in registry.every().values():
+    for p in plans:
         servers = f"{len(p.servers)} servers x " if hasattr(p, "servers") else ""
-        print(f"  {p.dataset:24s} {servers}{len(p.points)} points: {p.description}")
+        print(f"  {p.dataset:{w}s} {servers}{len(p.points)} points: {p.description}")
     return 0
 
 

@@ -242,3 +242,12 @@ def test_a_lazy_module_is_the_module_once_used():
     assert lazy("os") is os
     with pytest.raises(ModuleNotFoundError):
         lazy("no_such_module_here")
+
+
+def test_list_keeps_its_columns_aligned_for_the_longest_name(capsys):
+    """Every id and dataset name, however long (java-db-tomcat-vt-21-pg425), leaves the next column where the others
+    start it."""
+    assert main(["list"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    starts = {len(line) - len(line[2:].split(maxsplit=1)[1]) for line in rows}
+    assert len(starts) == 1, sorted(starts)
