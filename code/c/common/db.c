@@ -27,48 +27,59 @@ const char *db_unavailable(size_t *len)
     return RESPONSE_503;
 }
 
+/* One value of queries=: all digits, else 1; then within 1 to DB_MAX_QUERIES (TechEmpower's rule). */
+static int db_count(const char *d, const char *stop)
+{
+    if (d == stop)
+        return 1;
+    long n = 0;
+    for (; d < stop; d++) {
+        if (*d < '0' || *d > '9')
+            return 1; /* not a number, however long the digits before */
+        if (n <= DB_MAX_QUERIES)
+            n = n * 10 + (*d - '0');
+    }
+    return n < 1 ? 1 : n > DB_MAX_QUERIES ? DB_MAX_QUERIES : (int)n;
+}
+
 enum db_route db_route(const char *target, size_t len, int *queries)
 {
     *queries = 1;
-    if (len == 3 && memcmp(target, "/db", 3) == 0)
+    const char *mark = memchr(target, '?', len);
+    size_t path = mark ? (size_t)(mark - target) : len; /* routed on the path; the query string is read raw */
+    if (path == 3 && memcmp(target, "/db", 3) == 0)
         return DB_ROUTE_DB;
-    if (len == 9 && memcmp(target, "/db-stats", 9) == 0)
+    if (path == 9 && memcmp(target, "/db-stats", 9) == 0)
         return DB_ROUTE_STATS;
-    static const char path[] = "/queries";
-    size_t plen = sizeof path - 1;
-    if (len < plen || memcmp(target, path, plen) != 0 || (len > plen && target[plen] != '?'))
+    if (path != 8 || memcmp(target, "/queries", 8) != 0)
         return DB_ROUTE_CONTRACT;
-    /* the parameter queries=N anywhere in the query string; N as TechEmpower reads it */
-    const char *q = target + plen, *end = target + len;
-    while (q < end) {
+    /* the last queries= parameter counts, as the query string has it (not percent-decoded), even an empty one */
+    const char *end = target + len;
+    for (const char *q = mark; q != NULL && q < end;) {
         q++; /* past '?' or '&' */
         const char *amp = memchr(q, '&', (size_t)(end - q));
         const char *stop = amp ? amp : end;
-        if (stop - q > 8 && memcmp(q, "queries=", 8) == 0) {
-            long n = 0;
-            const char *d = q + 8;
-            for (; d < stop && *d >= '0' && *d <= '9' && n <= DB_MAX_QUERIES; d++)
-                n = n * 10 + (*d - '0');
-            if (d == q + 8 || (d < stop && (*d < '0' || *d > '9')))
-                n = 1; /* not a number */
-            *queries = n < 1 ? 1 : n > DB_MAX_QUERIES ? DB_MAX_QUERIES : (int)n;
-        }
-        q = stop;
+        if (stop - q >= 8 && memcmp(q, "queries=", 8) == 0)
+            *queries = db_count(q + 8, stop);
+        q = amp;
     }
     return DB_ROUTE_QUERIES;
 }
 
+/* An outage is said once for the whole process, however many workers or pipes meet it; a connection that is made
+ * and prepared again ends it (the next failure is a new outage, said again). */
+static int outage_said;
+
 /* Say what went wrong, once per outage; the connection is dropped. */
 static void lost(struct db *db, const char *what)
 {
-    if (!db->said) {
+    if (!__atomic_exchange_n(&outage_said, 1, __ATOMIC_RELAXED)) {
         const char *why = db->conn ? PQerrorMessage(db->conn) : "";
         int n = (int)strlen(why);
         while (n > 0 && why[n - 1] == '\n')
             n--;
         fprintf(stderr, "database: %s%s%.*s\n", what, n ? ": " : "", n, why);
     }
-    db->said = 1;
     PQfinish(db->conn);
     db->conn = NULL;
 }
@@ -157,7 +168,7 @@ int db_connect(struct db *db)
         lost(db, "prepare");
         return -1;
     }
-    db->said = 0;
+    __atomic_store_n(&outage_said, 0, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -353,7 +364,7 @@ int db_pipe_step(struct db_pipe *p)
         return -1;
     }
     p->state = PIPE_READY;
-    p->db.said = 0;
+    __atomic_store_n(&outage_said, 0, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -363,6 +374,8 @@ static void settle(struct db_pipe *p, const int *value, db_done_fn done, void *c
     struct db_sent q = p->fifo[p->head];
     p->head = (p->head + 1) % p->cap;
     p->count--;
+    if (value != NULL)
+        p->answered_ms = clock_ms();
     struct db_ask *ask = q.ask;
     if (value != NULL) {
         ask->values[q.row] = *value;
@@ -407,7 +420,10 @@ int db_pipe_send(struct db_pipe *p, struct db_ask *ask, int row, db_done_fn done
     }
     p->fifo[(p->head + p->count++) % p->cap] = (struct db_sent){ask, row, clock_ms()};
     ask->inflight++;
-    return db_pipe_flush(p, done, ctx);
+    /* Queued: from here the row is settled by the pipe, answered or failed (a flush that fails settles it through
+     * db_pipe_fail, done included), so the caller must not count it again. */
+    (void)db_pipe_flush(p, done, ctx);
+    return 0;
 }
 
 int db_pipe_flush(struct db_pipe *p, db_done_fn done, void *ctx)
@@ -460,8 +476,10 @@ double db_pipe_deadline(const struct db_pipe *p)
 {
     if (p->state == PIPE_CONNECTING || p->state == PIPE_PREPARING)
         return p->since_ms + DB_TIMEOUT_MS;
-    if (p->state == PIPE_READY && p->count > 0)
-        return p->fifo[p->head].sent_ms + DB_TIMEOUT_MS;
+    if (p->state == PIPE_READY && p->count > 0) { /* silent for DB_TIMEOUT_MS since its oldest query or last answer */
+        double since = p->fifo[p->head].sent_ms;
+        return (p->answered_ms > since ? p->answered_ms : since) + DB_TIMEOUT_MS;
+    }
     return 0;
 }
 

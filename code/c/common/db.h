@@ -5,7 +5,10 @@
  * (iobench.run.postgres: table world, 10,000 rows of id and randomnumber):
  *   GET /db                  one random row, as {"id":N,"randomNumber":M}
  *   GET /queries?queries=N   N random rows, each its own query, as a JSON array; N below 1 or not a
- *                            number counts as 1, above 500 as 500 (TechEmpower's rule)
+ *                            number counts as 1, above 500 as 500 (TechEmpower's rule); the last queries=
+ *                            of the query string counts, read as sent (not percent-decoded), as in every
+ *                            database server of the book (iom.db.Db in Java)
+ * Routes are matched on the path, before any '?'.
  *   GET /db-stats            {"requests":R,"query_ns":Q}: since the start, the requests that asked the
  *                            database and the time from their first query sent to their last row back
  *                            (no "wait_ns": a request here never waits for a connection of its own: a
@@ -40,7 +43,6 @@ struct db {
     const char *dsn;
     PGconn *conn;
     unsigned seed;
-    int said; /* an outage is said on stderr once, not once per request */
 };
 
 /* Connect (again) and prepare the statement; 0, or -1 after saying why on stderr (once per outage). */
@@ -73,7 +75,8 @@ const char *db_unavailable(size_t *len);
  * A loop sends each row's query on one of its pipes without waiting (a Sync after each, as TechEmpower allows), and
  * the answers come back in the order sent; a request is answered when all its rows are. Nothing here blocks: a pipe
  * connects and prepares its statement step by step as its socket becomes ready (db_pipe_step), and a pipe whose
- * oldest query has waited DB_TIMEOUT_MS fails every query it holds (db_pipe_fail). */
+ * oldest query has waited DB_TIMEOUT_MS with no answer to any query meanwhile fails every query it holds
+ * (db_pipe_fail): a database that is silent, not one that is slow under a deep pipeline. */
 
 /* The rows a request asks of the database; the loop embeds one in each connection. */
 struct db_ask {
@@ -100,6 +103,7 @@ struct db_pipe {
     struct db_sent *fifo;    /* queries in flight, oldest first (a ring that grows) */
     size_t head, count, cap;
     double since_ms;         /* when the current step (connecting, preparing) began */
+    double answered_ms;      /* when it last answered a query: a deep pipeline that is slow, not silent, goes on */
     double retry_ms;         /* DOWN: connect again no sooner than this (once a second) */
     int watched_fd, watched_mask; /* the event loop's: what its reactor watches (-1: nothing) */
 };
@@ -113,7 +117,9 @@ int db_pipe_open(struct db_pipe *p);
 int db_pipe_connect(struct db_pipe *p);
 /* Go on connecting or preparing as the socket allows (CONNECTING, PREPARING); -1 when that failed. */
 int db_pipe_step(struct db_pipe *p);
-/* Send the query for row `row` of ask on a READY pipe; 0, or -1 (the pipe failed: everything it held failed too). */
+/* Send the query for row `row` of ask on a READY pipe: 0 once it is queued (answered or failed later, through done;
+ * a flush that fails at once fails it, and everything else the pipe held, before this returns), -1 if it could not
+ * even be queued (the pipe failed: everything it held failed too, but not this row: the caller counts it). */
 int db_pipe_send(struct db_pipe *p, struct db_ask *ask, int row, db_done_fn done, void *ctx);
 /* Send what libpq still holds; -1 when the pipe failed. */
 int db_pipe_flush(struct db_pipe *p, db_done_fn done, void *ctx);

@@ -204,13 +204,13 @@ static void ask_rows(struct loop *l, struct conn *c)
     for (int i = 0; i < ask->want; i++) {
         struct db_pipe *p = pick_pipe(l);
         ask->ids[i] = db_random_id(&l->pipes[0].db);
-        if (p == NULL || db_pipe_send(p, ask, i, ask_done, l) != 0)
-            ask->failed++;
+        /* a row that could not be queued fails here; whichever count completes the ask (this one, or a pipe's
+         * answer or failure) says it is done, exactly once */
+        if ((p == NULL || db_pipe_send(p, ask, i, ask_done, l) != 0) && ++ask->failed + ask->got == ask->want)
+            ask_done(ask, l);
         if (p != NULL)
             watch_pipe(l, p);
     }
-    if (ask->got + ask->failed == ask->want) /* every row failed here: no pipe will say it is done */
-        ask_done(ask, l);
 }
 
 /* A pipe's socket is ready: go on connecting, or send and read. */

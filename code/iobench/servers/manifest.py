@@ -437,8 +437,8 @@ JAVA_DB_SERVERS = [
      "Reactor Netty's event loops; each request waits for one of r2dbc-pool's connections (10 by default) in the "
      "pool's queue, its rows' queries one after another on it, nothing blocked"),
     ("java-db-vertx", "iom.db.VertxDb", (), "Vert.x event loops, pipelined reactive PostgreSQL client",
-     "Vert.x's HTTP server on Netty's event loops; each row's query sent at once on a pipelined client of 4 "
-     "connections by default, as c-db-epoll does with libpq"),
+     "Vert.x's HTTP server on Netty's event loops; each loop sends every row's query at once on the least busy of its "
+     "own pipelined connections (2 by default), as c-db-epoll does with libpq"),
 ]
 for _id, _class, _flags, _model, _summary in JAVA_DB_SERVERS:
     register(Server(id=_id, model=_model, lang="Java", summary=_summary, argv=rpc_argv(_class, _flags),

@@ -12,10 +12,16 @@ from iobench.data.dataset import read_battery, read_folder, spread
 from iobench.kinds.http import dataset as http
 
 # db_wait_us / db_query_us: a request's mean wait for a pooled connection of its own (only where a request takes one:
-# HikariCP, r2dbc-pool; else empty) and its mean time from its first query sent to its last row back, as the server
-# counted them (GET /db-stats, read before and after the measured run); db_requests: how many it counted
+# HikariCP, r2dbc-pool; else empty) and its mean time from then (or, with no such wait, from its first query handed to
+# the driver) to its last row back, as the server counted them (GET /db-stats, read before and after the measured
+# run); db_requests: how many it counted. So for the pipelined servers (c-db-epoll, java-db-vertx) db_query_us holds
+# the time a query queued in a pipeline, which for the pooled ones is db_wait_us: compare their sum across servers.
+# c-db-threadpool's wait for a worker is in neither (its accept queue; conns_served shows it). db_requests counts the
+# requests still in flight when the generator stopped (about one per connection), answered after its window.
+# db_held: the connections of a pool (HikariCP's, r2dbc-pool's) that requests held just before the measured run, when
+# nothing runs: 0, unless an earlier point leaked one (a request cancelled mid-query, say)
 DB_COLUMNS = ["path", "db_pool", "db_cpu_s", "db_cpu_us_per_req", "db_pss_kib", "db_requests", "db_wait_us",
-              "db_query_us"]
+              "db_query_us", "db_held"]
 KEYS = http.KEYS + ["path", "db_pool"]
 COLUMNS = http.COLUMNS + DB_COLUMNS  # the experiment's rows (a plan's optional measurements add theirs)
 

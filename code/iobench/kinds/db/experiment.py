@@ -5,6 +5,7 @@ the server says a request's time went (GET /db-stats before and after: waiting f
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 
@@ -35,9 +36,10 @@ def read_stats(port: int, host: str = "127.0.0.1") -> dict | None:
 def stats_columns(before: dict | None, after: dict | None) -> dict:
     """Per request over a window, from two readings: the mean wait for a pooled connection (where the server has
     one to wait for) and the mean time querying, in microseconds; empty where a reading is missing or nothing ran."""
-    cols = dict.fromkeys(("db_requests", "db_wait_us", "db_query_us"))
+    cols = dict.fromkeys(("db_requests", "db_wait_us", "db_query_us", "db_held"))
     if before is None or after is None:
         return cols
+    cols["db_held"] = before.get("held")  # a pool's connections held before the run: 0, unless one leaked
     n = after["requests"] - before["requests"]
     cols["db_requests"] = n
     if n > 0:
@@ -57,14 +59,14 @@ def resize(srv: ServerProcess, size: int) -> None:
 class StatsProbe(Probe):
     """The server's /db-stats just before and just after the measured run."""
 
-    def __init__(self, port: int):
-        self.port = port
+    def __init__(self, port: int, host: str = "127.0.0.1"):
+        self.port, self.host = port, host
 
     def start(self) -> None:
-        self.before = read_stats(self.port)
+        self.before = read_stats(self.port, self.host)
 
     def stop(self) -> dict:
-        return stats_columns(self.before, read_stats(self.port))
+        return stats_columns(self.before, read_stats(self.port, self.host))
 
 
 class DbExperiment(HttpExperiment):
@@ -72,6 +74,9 @@ class DbExperiment(HttpExperiment):
         super().__init__(plan, with_battery)
         self.columns = COLUMNS + plan.measured_columns()
         self.outlier_keys = self.outlier_keys + ("path", "db_pool")
+        unsized = [s for s in plan.servers if s in IN_PLACE and not plan.pool(s)]
+        if unsized:  # a point after a sweep's would run with the sweep's last size, its row saying 0
+            raise ValueError(f"{plan.dataset}: a server resized in place needs its size in the plan's pools: {unsized}")
 
     def meta(self, run: Run) -> dict:
         meta = super().meta(run)
@@ -86,31 +91,48 @@ class DbExperiment(HttpExperiment):
     def turns(self, run: Run, points, repeat: int):
         """One server process per pool size its points name (the plan's size for it where a point names none); a
         server that resizes its pool in place (IN_PLACE) serves all its points in one process, started with the
-        plan's size, its pool resized before each point that names another (measure)."""
+        plan's size, its pool resized before each point that names another (measure). A point that would measure
+        what an earlier one of the server already does (a sweep's size that is the plan's own) is left out."""
         for server in self.plan.serving(run.profile.name):
             groups: dict[int, list[DbPoint]] = {}
+            seen = set()
             for p in points:
-                if self.applies(server, p):
-                    size = self.pool_of(server.id, p) if server.id not in IN_PLACE else self.plan.pool(server.id) or 0
-                    groups.setdefault(size, []).append(p)
+                if not self.applies(server, p):
+                    continue
+                measured = (p.path, p.connections, self.pool_of(server.id, p))
+                if measured in seen:
+                    continue
+                seen.add(measured)
+                size = self.pool_of(server.id, p) if server.id not in IN_PLACE else self.plan.pool(server.id) or 0
+                groups.setdefault(size, []).append(p)
             for size, group in groups.items():
                 opts = ServerOptions(idle_timeout_s=self.plan.idle_timeout_s, **pool_options(server.id, size))
-                yield Turn(server, group, opts, note={"db_pool": size})
+                note = {"db_pool": size}
+                if server.id in IN_PLACE:  # the sizes it was resized to, in turn
+                    note["db_pools"] = list(dict.fromkeys(self.pool_of(server.id, p) for p in group))
+                yield Turn(server, group, opts, note=note)
 
     def verify(self, run: Run, at: runner.Serving) -> None:
-        """The server answers GET /; then a Java server's JVM warms up under its first point's load (the plan's
-        jvm_warmup_s, capped by the profile's server_jvm_warmup_s), each window's output kept."""
+        """The server answers GET /; then a Java server's JVM warms up (the plan's jvm_warmup_s, capped by the
+        profile's server_jvm_warmup_s) under its turn's load, window by window on each route in turn (the first
+        point of each), so that both routes' code is compiled; each window's output kept."""
         super().verify(run, at)
         seconds = self.jvm_warmup(run, at.srv.server.id)
         if seconds <= 0:
             return
-        point, driver = at.turn.points[0], drivers.get(at.turn.points[0].tool)
+        routes = list({p.path: p for p in reversed(at.turn.points)}.values())[::-1]  # each route's first point
+        turn = itertools.cycle(routes)
 
         def load(window: float) -> tuple[list[str], dict]:
-            spec = self.load_spec(point, window)
+            point = next(turn)
+            driver, spec = drivers.get(point.tool), self.load_spec(point, window)
             return run.client_prefix + driver.argv(spec, at.srv.url), driver.env(spec)
-        stem = f"{at.srv.server.id}/jvm-warmup{self.stem_extra(at.srv, point)}-r{at.repeat}"
-        run.warm_jvm(seconds, load, lambda w: f"{stem}-w{w}")
+
+        def stem(w: int) -> str:
+            point = routes[(w - 1) % len(routes)]
+            where = f"{self.stem_extra(at.srv, point)}-c{point.connections}"
+            return f"{at.srv.server.id}/jvm-warmup{where}-r{at.repeat}-w{w}"
+        run.warm_jvm(seconds, load, stem)
 
     def jvm_warmup(self, run: Run, server_id: str) -> float:
         """How long a server's JVM warms up before its first point (0: not a JVM)."""
@@ -139,7 +161,7 @@ class DbExperiment(HttpExperiment):
         return f"-{route}-pool{self.pool_of(srv.server.id, point)}"
 
     def more_probes(self, srv: ServerProcess, point: DbPoint) -> dict[str, Probe]:
-        return {"db_stats": StatsProbe(srv.port)}
+        return {"db_stats": StatsProbe(srv.port, srv.opts.host)}
 
     def more_columns(self, srv: ServerProcess, point: DbPoint, m: runner.Measured, result: drivers.LoadResult) -> dict:
         db_cpu = m.companions_cpu_s.get("database")

@@ -5,12 +5,15 @@
  *
  *   GET /db                  {"id":N,"randomNumber":M}: one row of World, its id drawn at random
  *   GET /queries?queries=N   [{"id":..,"randomNumber":..},...]: N rows, each its own query
- *                            (TechEmpower's rule for N: not a number or below 1 is 1, above 500 is 500)
- *   GET /db-stats            {"requests":R,"wait_ns":W,"query_ns":Q}: since the start, the requests that
+ *                            (TechEmpower's rule for N: not a number or below 1 is 1, above 500 is 500;
+ *                            the last queries= of the query string counts, read as sent, not
+ *                            percent-decoded, as the C servers read it: rows())
+ *   GET /db-stats            {"requests":R,"wait_ns":W,"query_ns":Q,"held":H}: since the start, the requests that
  *                            asked the database, the time they waited for a pooled connection (only where
  *                            a request takes one for itself: HikariCP, r2dbc-pool) and the time from their
  *                            first query sent to their last row back (Stats; the harness reads it before
- *                            and after each point)
+ *                            and after each point); and the pool's connections held right now (a pool's
+ *                            servers: 0 between points, unless a connection leaked)
  *   GET /db-pool?size=N      {"pool":N}: a pool of N connections in place of the one in use (opened first, then
  *                            the old one closed), so that the harness sweeps the pool's size in one process
  *                            whose JIT stays warm (Pools); 400 for a size not from 1 to 10,000, 503 if the
@@ -18,12 +21,15 @@
  *   any other GET            the contract's body (GET / answers "Hello, world")
  *   a database that is down or answers nothing within 2 s: 503 "Database Unavailable", then the
  *   connection closes; the outage is said once on stderr ("database: ..."), in the driver's words.
+ *   Each wait is bounded on its own: a request that waits 2 s for a pooled connection is a 503 too
+ *   (HikariCP, r2dbc-pool), so under overload these servers shed requests, where c-db-threadpool
+ *   leaves connections unserved (the harness's conns_served) and the pipelined servers queue them.
  *
  * The options are the contract's (--port, --host, ...) and two of the database's:
  *   --db DSN      libpq's keyword form, as the harness gives every database server
  *                 ("host=127.0.0.1 port=5432 dbname=bench user=bench"); required
  *   --db-pool N   the connections the server holds to the database (each framework's own default
- *                 when absent: HikariCP 10, r2dbc-pool 10, Vert.x 4)
+ *                 when absent: HikariCP 10, r2dbc-pool 10; Vert.x 2 per event loop, as c-db-epoll)
  *
  * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
  */
@@ -41,6 +47,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
+import java.util.function.ToIntFunction;
 
 public final class Db {
     private Db() {}
@@ -259,7 +266,12 @@ public final class Db {
         }
 
         public byte[] json() {
-            String wait = pooled ? ",\"wait_ns\":" + waitNs.sum() : "";
+            return json(-1);
+        }
+
+        /** held: the pool's connections that requests hold now (-1: not said); between points, 0 unless one leaked. */
+        public byte[] json(int held) {
+            String wait = (pooled ? ",\"wait_ns\":" + waitNs.sum() : "") + (held >= 0 ? ",\"held\":" + held : "");
             return ("{\"requests\":" + requests.sum() + wait + ",\"query_ns\":" + queryNs.sum() + "}")
                     .getBytes(StandardCharsets.US_ASCII);
         }
@@ -273,13 +285,18 @@ public final class Db {
     public static final class Pools<P> implements AutoCloseable {
         private final IntFunction<P> open;
         private final Consumer<P> close;
+        private final ToIntFunction<P> busy;
         private volatile P current;
         private volatile int size;
 
-        /** open(n): a pool of n connections, or a RuntimeException saying why not. */
-        public Pools(IntFunction<P> open, Consumer<P> close, int size) {
+        /**
+         * open(n): a pool of n connections, all of them open, or a RuntimeException saying why not; busy(p): how
+         * many of p's connections requests hold now.
+         */
+        public Pools(IntFunction<P> open, Consumer<P> close, ToIntFunction<P> busy, int size) {
             this.open = open;
             this.close = close;
+            this.busy = busy;
             this.current = open.apply(size);
             this.size = size;
         }
@@ -288,7 +305,16 @@ public final class Db {
             return current;
         }
 
-        /** A pool of n in place of the current one; requests already holding a connection finish on the old. */
+        /** The current pool's connections that requests hold now. */
+        public int busy() {
+            return busy.applyAsInt(current);
+        }
+
+        /**
+         * A pool of n in place of the current one: new requests take the new pool at once; the old one is closed
+         * once the requests holding its connections have given them back (at most TIMEOUT_MS later, the longest
+         * any of them may wait on the database), so that none of them is cut off.
+         */
         public synchronized void resize(int n) {
             if (n == size) {
                 return;
@@ -296,12 +322,25 @@ public final class Db {
             P old = current;
             current = open.apply(n);
             size = n;
+            long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+            while (busy.applyAsInt(old) > 0 && System.nanoTime() < deadline) {
+                sleep(10);
+            }
             close.accept(old);
         }
 
         @Override
         public void close() {
             close.accept(current);
+        }
+    }
+
+    /** Sleep, for a wait that polls (a pool filling, a pool draining). */
+    public static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

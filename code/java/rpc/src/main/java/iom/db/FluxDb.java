@@ -24,18 +24,21 @@ import io.r2dbc.postgresql.PostgresqlConnectionConfiguration;
 import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ValidationDepth;
+import io.netty.channel.ChannelOption;
 import iom.common.Server;
 import iom.db.Db.DbOptions;
 import iom.rpc.spring.SpringApp;
 import java.time.Duration;
 import java.util.Map;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -57,9 +60,11 @@ public final class FluxDb {
         ConnectionPool pool = new ConnectionPool(ConnectionPoolConfiguration.builder(new PostgresqlConnectionFactory(c))
                 .name(opts.id).initialSize(size).maxSize(size).maxAcquireTime(TIMEOUT).maxCreateConnectionTime(TIMEOUT)
                 .validationDepth(ValidationDepth.LOCAL)
+                // opened 16 at a time, not reactor-pool's one after another: a resize to 256 opens in seconds
+                .customizer(b -> b.sizeBetween(size, size, Math.min(size, 16)))
                 .build());
         try {
-            pool.warmup().block(TIMEOUT.multipliedBy(2));
+            pool.warmup().block(TIMEOUT.multipliedBy(2 + size / 16));
         } catch (RuntimeException e) {
             pool.dispose();
             throw e;
@@ -69,10 +74,17 @@ public final class FluxDb {
 
     @Configuration(proxyBeanMethods = false)
     static class PoolBean {
+        /** The listen backlog, as every server's (--backlog, 4,096 by default). */
+        @Bean
+        NettyServerCustomizer backlog(DbOptions opts) {
+            return server -> server.option(ChannelOption.SO_BACKLOG, opts.contract.backlog);
+        }
+
         @Bean(destroyMethod = "close")
         Db.Pools<ConnectionPool> pools(DbOptions opts) {
             try {
-                return new Db.Pools<>(size -> pool(opts, size), ConnectionPool::dispose, opts.pool(10));
+                return new Db.Pools<>(size -> pool(opts, size), ConnectionPool::dispose,
+                        p -> p.getMetrics().map(m -> m.acquiredSize()).orElse(0), opts.pool(10));
             } catch (RuntimeException e) {
                 throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
             }
@@ -109,7 +121,7 @@ public final class FluxDb {
 
         @GetMapping(Db.STATS)
         public ResponseEntity<byte[]> stats() {
-            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json());
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json(pools.busy()));
         }
 
         @GetMapping("/db")
@@ -117,9 +129,10 @@ public final class FluxDb {
             return answer(1, false);
         }
 
+        /** The query string as sent (Db.rows' rule, the C servers' too), not Spring's decoded parameters. */
         @GetMapping("/queries")
-        public Mono<ResponseEntity<byte[]>> queries(@RequestParam(required = false) String queries) {
-            return answer(Db.rows("/queries", queries == null ? null : "queries=" + queries), true);
+        public Mono<ResponseEntity<byte[]>> queries(ServerHttpRequest request) {
+            return answer(Db.rows("/queries", request.getURI().getRawQuery()), true);
         }
 
         @GetMapping("/**")

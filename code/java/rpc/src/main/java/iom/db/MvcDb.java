@@ -10,7 +10,8 @@
  * same), and gives it back before the answer is written. Waits are bounded: HikariCP's
  * connectionTimeout (2 s) for a connection, pgjdbc's socketTimeout (2 s) for an answer, then the
  * request is a 503 and the connection closes (Db). Keep-alive is unlimited, as in the C servers
- * (Tomcat's shipped limit of 100 requests would add reconnects the others do not make).
+ * (Tomcat's shipped limit of 100 requests would add reconnects the others do not make), and the
+ * listen backlog is the contract's (--backlog, 4,096 by default; Tomcat ships 100).
  *
  * Build: make -C code rpc
  * Run:   cd code/java/rpc && $(../../tools/find-jdk)/bin/java -cp target/iom-rpc.jar:$(cat target/classpath.txt) \
@@ -24,6 +25,7 @@ package iom.db;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import iom.common.Server;
+import jakarta.servlet.http.HttpServletRequest;
 import iom.db.Db.DbOptions;
 import iom.rpc.spring.SpringApp;
 import java.sql.Connection;
@@ -47,7 +49,8 @@ import org.springframework.web.bind.annotation.RestController;
 public final class MvcDb {
     private MvcDb() {}
 
-    /** HikariCP as shipped but for its size (all of it kept open: minimumIdle) and the 2-s bounds. */
+    /** HikariCP as shipped but for its size (all of it kept open: minimumIdle, and open before it is used) and the
+     * 2-s bounds. */
     static HikariDataSource pool(DbOptions opts, int size) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl("jdbc:postgresql://" + opts.host() + ":" + opts.port() + "/" + opts.database());
@@ -63,7 +66,14 @@ public final class MvcDb {
         c.addDataSourceProperty("socketTimeout", seconds);
         c.addDataSourceProperty("connectTimeout", seconds);
         c.addDataSourceProperty("loginTimeout", seconds);
-        return new HikariDataSource(c);
+        HikariDataSource pool = new HikariDataSource(c);
+        // HikariCP opens one connection here and the rest in the background: wait for all of them (bounded), so that
+        // a point measured after a resize meets a full pool, not PostgreSQL forking its backends
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (pool.getHikariPoolMXBean().getTotalConnections() < size && System.nanoTime() < deadline) {
+            Db.sleep(5);
+        }
+        return pool;
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -71,7 +81,8 @@ public final class MvcDb {
         @Bean(destroyMethod = "close")
         Db.Pools<HikariDataSource> pools(DbOptions opts) {
             try {
-                return new Db.Pools<>(size -> pool(opts, size), HikariDataSource::close, opts.pool(10));
+                return new Db.Pools<>(size -> pool(opts, size), HikariDataSource::close,
+                        p -> p.getHikariPoolMXBean().getActiveConnections(), opts.pool(10));
             } catch (RuntimeException e) {
                 throw Server.halt("connect to the database " + opts.host() + ":" + opts.port(), e);
             }
@@ -107,7 +118,7 @@ public final class MvcDb {
 
         @GetMapping(Db.STATS)
         public ResponseEntity<byte[]> stats() {
-            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json());
+            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(stats.json(pools.busy()));
         }
 
         @GetMapping("/db")
@@ -115,9 +126,10 @@ public final class MvcDb {
             return answer(1, false);
         }
 
+        /** The query string as sent (Db.rows' rule, the C servers' too), not Spring's decoded parameters. */
         @GetMapping("/queries")
-        public ResponseEntity<byte[]> queries(@RequestParam(required = false) String queries) {
-            return answer(Db.rows("/queries", queries == null ? null : "queries=" + queries), true);
+        public ResponseEntity<byte[]> queries(HttpServletRequest request) {
+            return answer(Db.rows("/queries", request.getQueryString()), true);
         }
 
         @GetMapping("/**")
@@ -164,6 +176,7 @@ public final class MvcDb {
             p.put("server.tomcat.threads.min-spare", Math.min(10, opts.contract.pool));
         }
         p.put("server.tomcat.max-keep-alive-requests", -1);
+        p.put("server.tomcat.accept-count", opts.contract.backlog); // the listen backlog, as every server's (4,096)
         // HikariCP warns with a stack trace of every connection an outage breaks; Db says the outage once
         p.put("logging.level.com.zaxxer.hikari", "ERROR");
         p.put("spring.threads.virtual.enabled", virtual);
