@@ -55,7 +55,7 @@ class DbPlan(HttpPlan):
     Spring on the one core it shares with its database compiles for well over the 2 s of a point's own warm-up
     (WebFlux with R2DBC, tried at 64 connections on /queries?queries=20: 86 requests/s in its first 5 s, a steady
     some 870/s only after some 100 s, within 3 % of it at 90 s, the full profile's cap; Spring MVC on Tomcat steady
-    after some 45 s; Vert.x after 15 s)."""
+    after 35 to 45 s, on virtual and on platform threads)."""
     battery: bool = True
     jvm_warmup_s: float = 90.0
 
