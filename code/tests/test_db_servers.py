@@ -298,6 +298,26 @@ def test_the_event_loop_serves_others_while_a_query_waits(server_id, tmp_path):
             time.sleep(0.2)
 
 
+def test_a_loop_busy_for_longer_than_the_deadline_reads_the_answers_before_it_calls_its_database_silent(tmp_path):
+    """c-db-epoll: a request's rows go out, then the loop spins for 3 s on six requests of CPU work (--spin-us) and
+    reads nothing meanwhile (a loop busy sending thousands of queries under a sanitizer once did the same). The
+    answers came long before and wait on the socket: the rows are answered, not failed
+    as "no answer within 2000 ms" because the loop had not looked."""
+    with serve("c-db-epoll", tmp_path, spin_us=500_000) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as first, \
+                socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting, \
+                socket.create_connection(("127.0.0.1", srv.port), timeout=10) as busy:
+            # while the loop spins on a first request, the rows' request and six more of CPU work arrive, so that the
+            # loop takes them in one batch: it sends the rows' queries, then spins 3 s before it looks again
+            first.sendall(http.request_bytes("/"))
+            time.sleep(0.2)
+            waiting.sendall(http.request_bytes("/queries?queries=20"))
+            time.sleep(0.05)
+            busy.sendall(http.request_bytes("/") * 6)
+            resp = http.read_response(waiting, bytearray(), time.monotonic() + 20)
+            assert resp.status == 200 and len(json.loads(resp.body)) == 20, resp.raw[:200]
+
+
 @pytest.mark.parametrize("server_id", ("c-db-epoll", "java-db-vertx"))
 def test_pipes_cut_under_requests_answer_every_request_and_connect_again(server_id, tmp_path):
     """The database ends every connection of the server's while requests of twenty rows keep coming: each request

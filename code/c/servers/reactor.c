@@ -237,12 +237,23 @@ static int pipe_deadlines(struct loop *l, int wait)
         double due = db_pipe_deadline(p);
         if (due == 0)
             continue;
-        if (due <= now) {
+        if (due <= now && p->state == PIPE_READY) {
+            /* Silent, or did the loop not look? A loop busy sending thousands of queries may not have read for 2 s
+             * while answers waited on the socket: read them first, and fail the pipe only if none had come. */
+            int failed = db_pipe_read(p, ask_done, l) != 0;
+            watch_pipe(l, p);
+            if (failed)
+                continue; /* it failed as it read, and said why */
+            due = db_pipe_deadline(p);
+        }
+        if (due != 0 && due <= now) {
             db_pipe_fail(p, p->state == PIPE_READY ? "no answer within " DB_TIMEOUT_SAID : "connect: no answer within "
                          DB_TIMEOUT_SAID, ask_done, l);
             watch_pipe(l, p);
             continue;
         }
+        if (due == 0)
+            continue;
         int ms = (int)(due - now) + 1;
         if (wait == TIMERS_NONE || ms < wait)
             wait = ms;
