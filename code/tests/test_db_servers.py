@@ -4,6 +4,7 @@ holds, a database that is down or silent answered 503 and never a hang, and the 
 The C servers' contract (GET /, the battery, a stop with open connections, in both builds) is test_contract.py's;
 the Java servers' battery is here. Tests that leave the database running share one for the module (a start of each
 costs a second); those that stop it or silence it start the server with a database of its own."""
+import contextlib
 import json
 import os
 import signal
@@ -42,6 +43,19 @@ def shared():
 
 def serve(server_id: str, tmp_path, cpus: str | None = None, **opts) -> ServerProcess:
     return ServerProcess(get(server_id), ServerOptions(**opts), cpus=cpus, log_dir=tmp_path)
+
+
+@contextlib.contextmanager
+def silenced(db):
+    """The database silent: every process of it stopped (SIGSTOP), its sockets open; going on again on the way out."""
+    pids = db.pids()
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
 
 
 def rows(srv: ServerProcess, target: str, timeout: float = 10) -> list[dict]:
@@ -123,10 +137,7 @@ def test_a_java_server_s_pool_is_resized_in_place_and_the_old_one_closed(server_
 def test_a_database_that_is_down_or_silent_is_a_503_never_a_hang_and_the_server_lives_on(server_id, tmp_path):
     with serve(server_id, tmp_path, pool=2) as srv:
         db = srv.database
-        pids = db.pids()
-        for pid in pids:  # silent: every process of the database stopped, its sockets open
-            os.kill(pid, signal.SIGSTOP)
-        try:
+        with silenced(db):
             t0 = time.monotonic()
             with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
                 s.sendall(http.request_bytes("/db"))
@@ -135,9 +146,6 @@ def test_a_database_that_is_down_or_silent_is_a_503_never_a_hang_and_the_server_
                 assert resp.status == 503 and resp.header("connection") == "close"
                 assert s.recv(1) == b""  # then the connection closes
             assert 1.5 < waited < 5  # the server's 2-s deadline on a query, not the client's patience
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
         assert rows(srv, "/db")  # back: the worker connected again
         db.stop()  # down: gone altogether
         t0 = time.monotonic()
@@ -167,20 +175,13 @@ def test_a_query_pins_its_carrier_only_on_jdk_21_inside_pgjdbc_42_5(server_id, p
     with serve(server_id, tmp_path, jvm=one_carrier) as srv:
         assert len(rows(srv, "/queries?queries=5")) == 5
         assert http.get("127.0.0.1", srv.port, "/", timeout=10).body == http.BODY  # warm: its first GET / is slow
-        pids = srv.database.pids()
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
-                waiting.sendall(http.request_bytes("/db"))
-                time.sleep(0.5)  # its query sent, and waiting
-                t0 = time.monotonic()
-                assert http.get("127.0.0.1", srv.port, "/", timeout=10).body == http.BODY
-                waited = time.monotonic() - t0
-                assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
+        with silenced(srv.database), socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
+            waiting.sendall(http.request_bytes("/db"))
+            time.sleep(0.5)  # its query sent, and waiting
+            t0 = time.monotonic()
+            assert http.get("127.0.0.1", srv.port, "/", timeout=10).body == http.BODY
+            waited = time.monotonic() - t0
+            assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
         assert (waited > 1.0) == pins, waited
         time.sleep(0.2)
         traced = srv.stdout_tail()
@@ -279,19 +280,12 @@ def test_the_event_loop_serves_others_while_a_query_waits(server_id, tmp_path):
     nothing in its loops blocks on the database."""
     with serve(server_id, tmp_path) as srv:
         assert http.get("127.0.0.1", srv.port, "/", timeout=5).body == http.BODY  # warm: its first request is slow
-        pids = srv.database.pids()
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
-                waiting.sendall(http.request_bytes("/db"))
-                t0 = time.monotonic()
-                assert http.get("127.0.0.1", srv.port, "/", timeout=5).body == http.BODY
-                assert time.monotonic() - t0 < 1.5  # well before the query's 2-s timeout
-                assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
+        with silenced(srv.database), socket.create_connection(("127.0.0.1", srv.port), timeout=10) as waiting:
+            waiting.sendall(http.request_bytes("/db"))
+            t0 = time.monotonic()
+            assert http.get("127.0.0.1", srv.port, "/", timeout=5).body == http.BODY
+            assert time.monotonic() - t0 < 1.5  # well before the query's 2-s timeout
+            assert http.read_response(waiting, bytearray(), time.monotonic() + 10).status == 503
         deadline = time.monotonic() + 10  # a failed pipe connects again (once a second at most) when asked
         while http.get("127.0.0.1", srv.port, "/db", timeout=10).status != 200:
             assert time.monotonic() < deadline
@@ -356,21 +350,14 @@ def test_clients_that_leave_or_a_stop_while_rows_are_in_flight_leave_nothing_beh
             with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
                 s.sendall(http.request_bytes("/queries?queries=100"))
         assert len(rows(srv, "/queries?queries=500", timeout=60)) == 500
-        pids = srv.database.pids()
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        waiting = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(2)]
-        try:
+        with silenced(srv.database), contextlib.ExitStack() as open_:
+            waiting = [open_.enter_context(socket.create_connection(("127.0.0.1", srv.port), timeout=10))
+                       for _ in range(2)]
             for s in waiting:
                 s.sendall(http.request_bytes("/queries?queries=500"))
             time.sleep(0.3)  # sent, and waiting on the silent database
             os.kill(srv.pid, signal.SIGTERM)  # the server alone: its database stays, stopped, until it has exited
             srv.proc.wait(20)
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
-            for s in waiting:
-                s.close()
     log = srv.log_path.read_text(errors="replace")
     assert srv.exit_code == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
 

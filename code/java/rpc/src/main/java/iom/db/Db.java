@@ -354,6 +354,25 @@ public final class Db {
         }
     }
 
+    /** An answer whatever the framework: its status, content type and body. */
+    public record Answer(int status, String type, byte[] body) {}
+
+    /** GET /db-pool?size=N on a pool of pools: 200 {"pool":N}, 400 for a bad size, 503 if the new pool failed. */
+    public static Answer resize(Pools<?> pools, String size) {
+        int n = poolSize(size);
+        if (n < 0) {
+            return new Answer(400, "text/plain", ("size wants a whole number from 1 to " + MAX_POOL + "\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+        }
+        try {
+            pools.resize(n);
+        } catch (RuntimeException e) {
+            failed(e);
+            return new Answer(503, "text/plain", UNAVAILABLE.getBytes(StandardCharsets.US_ASCII));
+        }
+        return new Answer(200, JSON, resized(n));
+    }
+
     public static byte[] resized(int n) {
         return ("{\"pool\":" + n + "}").getBytes(StandardCharsets.US_ASCII);
     }

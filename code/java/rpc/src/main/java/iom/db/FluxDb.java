@@ -104,19 +104,7 @@ public final class FluxDb {
         /** Between points only: opening a pool blocks, so on Reactor's thread for blocking work, not a loop. */
         @GetMapping(Db.RESIZE)
         public Mono<ResponseEntity<byte[]>> resize(@RequestParam(required = false) String size) {
-            int n = Db.poolSize(size);
-            if (n < 0) {
-                return Mono.just(ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN)
-                        .body(("size wants a whole number from 1 to " + Db.MAX_POOL + "\n").getBytes()));
-            }
-            return Mono.fromCallable(() -> {
-                pools.resize(n);
-                return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Db.resized(n));
-            }).subscribeOn(Schedulers.boundedElastic()).onErrorResume(e -> {
-                Db.failed(e);
-                return Mono.just(ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
-                        .body(Db.UNAVAILABLE.getBytes()));
-            });
+            return Mono.fromCallable(() -> MvcDb.entity(Db.resize(pools, size))).subscribeOn(Schedulers.boundedElastic());
         }
 
         @GetMapping(Db.STATS)

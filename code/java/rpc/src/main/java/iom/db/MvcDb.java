@@ -89,6 +89,11 @@ public final class MvcDb {
         }
     }
 
+    /** Db's answer as Spring's (both Spring apps, MVC and WebFlux). */
+    static ResponseEntity<byte[]> entity(Db.Answer a) {
+        return ResponseEntity.status(a.status()).contentType(MediaType.parseMediaType(a.type())).body(a.body());
+    }
+
     // BEGIN mvc-db-routes
     @RestController
     public static class Routes {
@@ -101,19 +106,7 @@ public final class MvcDb {
 
         @GetMapping(Db.RESIZE)
         public ResponseEntity<byte[]> resize(@RequestParam(required = false) String size) {
-            int n = Db.poolSize(size);
-            if (n < 0) {
-                return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN)
-                        .body(("size wants a whole number from 1 to " + Db.MAX_POOL + "\n").getBytes());
-            }
-            try {
-                pools.resize(n);
-            } catch (RuntimeException e) {
-                Db.failed(e);
-                return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
-                        .body(Db.UNAVAILABLE.getBytes());
-            }
-            return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(Db.resized(n));
+            return entity(Db.resize(pools, size));
         }
 
         @GetMapping(Db.STATS)
