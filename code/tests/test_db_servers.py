@@ -366,7 +366,8 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     """db-models under the smoke profile: a row per server, route and pool, each with the database's CPU per request
     and memory beside the server's and the server's own counts, the pool each ran with (the Java server's resized in
     its one process, each C server started again for the other size), the database's settings and placement in the
-    metadata, the battery on GET /; read back as the kind's dataset; no database left behind."""
+    metadata, the battery on GET /; read back as the kind's dataset, whose chapter's sentences read as prose; no
+    database left behind."""
     import csv
     from iobench import registry
     from iobench.run import postgres, runner
@@ -403,9 +404,14 @@ def test_a_smoke_capture_measures_each_server_on_each_route_with_its_database_be
     assert meta["plan"]["jvm_warmup_s"] == {"java-db-tomcat": 0.5}  # the smoke profile's cap
     battery = json.loads((path / "battery.json").read_text())
     assert {sid: all(v["passed"] for v in vs) for sid, vs in battery.items()} == {s: True for s in servers}
-    summary = registry.reader("db-models")(path).summary()
+    captured = registry.reader("db-models")(path)
+    summary = captured.summary()
     assert len(summary) == 6 and set(summary["path"]) == {"/db", "/queries?queries=20"}
     assert summary["db_cpu_us_per_req"].notna().all()
+    # the chapter's prose from a smoke capture: every sentence reads, none of its claims is checked
+    from conftest import reads_as_prose
+    from iobench.book.pages import database
+    reads_as_prose(database.chapter(captured))
     assert set(Path("/tmp").glob(postgres.PREFIX + "*")) <= before
 
 

@@ -15,7 +15,8 @@ from iobench.servers import manifest
 
 EVERY = ("nginx", "python-http-server", *manifest.ids("C"), *manifest.ids("Java"),
          *(s[0] for s in manifest.JAVA_SEED_SERVERS), *manifest.ECHO_SERVERS,
-         *manifest.ids("Java", role="rpc"), *manifest.ids("Java", role="rpc", conforms=False))
+         *manifest.ids("Java", role="rpc"), *manifest.ids("Java", role="rpc", conforms=False),
+         *manifest.ids("C", role="db"), *manifest.ids("Java", role="db"))
 
 
 def test_every_server_has_a_look_of_its_own():
@@ -30,6 +31,8 @@ def test_a_model_has_one_colour_in_both_languages_and_a_marker_per_language():
         assert (plots.style(java)["marker"], plots.style(c)["marker"]) == ("s", "o")
     c_colours = [plots.style(s)["color"] for s in manifest.ids("C")]
     assert len(set(c_colours)) == len(c_colours)
+    for db, c in (("c-db-epoll", "c-epoll"), ("c-db-threadpool", "c-threadpool")):  # a database server: a pentagon
+        assert plots.style(db)["color"] == plots.style(c)["color"] and plots.style(db)["marker"] == "p"
 
 
 def _colours(fig) -> dict[str, str]:

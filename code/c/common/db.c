@@ -177,6 +177,7 @@ int db_random_id(struct db *db)
     return 1 + (int)(rand_r(&db->seed) % DB_WORLD_ROWS);
 }
 
+// BEGIN db-world
 /* The query sent, then its answer awaited on libpq's socket up to the deadline: a database that does not answer is a
  * 503 after DB_TIMEOUT_MS, never a worker stuck for good. */
 int db_world(struct db *db, int id, int *random_number)
@@ -198,6 +199,7 @@ int db_world(struct db *db, int id, int *random_number)
     }
     return 0;
 }
+// END db-world
 
 /* Since the start, across every thread: relaxed atomics (a reader wants totals, not an order). */
 static unsigned long long stats_requests, stats_query_ns;

@@ -30,7 +30,7 @@
  * its rows are in flight is closed at once, its memory freed when the last of them returns.
  *
  * Build: make -C code/c build/c-epoll     Run: code/c/build/c-epoll --port 8080
- * Chapter: book/c/event-loops.md
+ * Chapter: book/c/event-loops.md (c-db-epoll: book/synthesis/database.md)
  */
 #define _GNU_SOURCE
 #include "../common/conn.h"
@@ -195,6 +195,7 @@ static struct db_pipe *pick_pipe(struct loop *l)
     return best;
 }
 
+// BEGIN ask-rows
 /* Ask the rows of c's request: a query each, sent at once. */
 static void ask_rows(struct loop *l, struct conn *c)
 {
@@ -212,6 +213,7 @@ static void ask_rows(struct loop *l, struct conn *c)
             watch_pipe(l, p);
     }
 }
+// END ask-rows
 
 /* A pipe's socket is ready: go on connecting, or send and read. */
 static void pipe_ready(struct loop *l, struct db_pipe *p, int mask)

@@ -17,7 +17,7 @@
  * Build: make -C code/c build/c-threadpool     Run: code/c/build/c-threadpool --pool 64
  *        make -C code/c build/c-db-threadpool  Run: code/c/build/c-db-threadpool --db "host=... dbname=bench"
  *        (iobench serve c-db-threadpool starts a throwaway PostgreSQL first and passes its --db)
- * Chapter: book/c/blocking.md
+ * Chapter: book/c/blocking.md (c-db-threadpool: book/synthesis/database.md)
  */
 #define _GNU_SOURCE
 #include "../common/server.h"

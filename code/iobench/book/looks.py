@@ -3,9 +3,10 @@ and marker (style), the family a server is drawn with when a figure has a panel 
 and a figure's caption text (describe, caption), which a page glues into the figure's real caption.
 
 Every server keeps one colour and one marker in every figure of the book: a C server is a circle,
-a Java one a square, an echo server a diamond, an HTTP client a triangle, and a Java server takes
-the colour of the C server of the same model (java-thread that of c-thread), so a model looks alike
-in both languages; the baselines are nginx's black star and python's grey plus.
+a Java one a square, an echo server a diamond, an HTTP client a triangle, a C server in front of a
+database a pentagon, and a Java server takes the colour of the C server of the same model (java-thread
+that of c-thread), so a model looks alike in both languages; the baselines are nginx's black star and
+python's grey plus.
 """
 from __future__ import annotations
 
@@ -50,6 +51,13 @@ _ECHO_LOOKS = {"mina-2.0.7": "#D55E00", "mina-2.2.10": "#E69F00", "netty-3.6.2":
 _RPC_LOOKS = {"rpc-tomcat": "#b2182b", "rpc-tomcat-vt": "#ef8a62", "rpc-webflux": "#7b3294", "rpc-netty": "#2166ac",
               "rpc-netty-http-binary": "#67a9cf", "rpc-netty-frame-json": "#1a9850",
               "rpc-netty-frame-binary": "#91cf60", "rpc-consumer": "#636363"}
+# The database servers (book/synthesis/database): each C one a pentagon in the colour of the model it extends
+# (c-db-epoll that of c-epoll), the Java ones squares in the colours of the RPC providers of the same framework
+# (Tomcat's reds, WebFlux purple), Vert.x green, the pinning study's variants of java-db-tomcat-vt browns and grey.
+_DB_TWINS = {"c-db-threadpool": "c-threadpool", "c-db-epoll": "c-epoll"}
+_DB_LOOKS = {"java-db-tomcat": "#b2182b", "java-db-tomcat-vt": "#ef8a62", "java-db-webflux": "#7b3294",
+             "java-db-vertx": "#1a9850", "java-db-tomcat-vt-21": "#8c510a", "java-db-tomcat-vt-21-pg425": "#d8b365",
+             "java-db-tomcat-vt-pg425": "#636363"}
 
 
 @functools.cache
@@ -70,6 +78,10 @@ def _styles() -> dict[str, tuple[str, str]]:
         styles[sid] = (hue, "^")
     for sid, hue in _RPC_LOOKS.items():
         styles[sid] = (hue, "h")
+    for sid, twin in _DB_TWINS.items():
+        styles[sid] = (styles[twin][0], "p")
+    for sid, hue in _DB_LOOKS.items():
+        styles[sid] = (hue, _MARKERS["Java"])
     for sid, hue in zip(manifest.ids("C", role="step"), _STEP_HUES):
         styles[sid] = (hue, _MARKERS["C"])
     styles["iom-openloop"] = ("black", "X")   # clients' REFERENCE: the C generator the clients are measured beside

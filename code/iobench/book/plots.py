@@ -194,20 +194,33 @@ def _finish_panels(fig, panels, ds: Dataset, title: str, notes: Notes):
 def _faceted(ds: Dataset, tool: str, mode: str, work_ms: float, pipeline: int, column: str, ylabel: str,
              title: str, log_x: bool = True):
     """A median with min-max bars per server against connections: one axes, or a panel per family."""
-    series = dict(_series(ds, tool, mode, work_ms, pipeline))
+    return _drawn(ds, dict(_series(ds, tool, mode, work_ms, pipeline)), "connections", column, ylabel,
+                  "concurrent connections", title, log_x)
+
+
+def _drawn(ds: Dataset, series: dict, x: str, column: str, ylabel: str, xlabel: str, title: str, log_x: bool):
+    """Each server's series (its summary rows, sorted by x): a median with min-max bars against x."""
     fig, panels = _panels(list(series))
     notes = Notes()
     for ax, servers in panels:
         for server in servers:
             g = series[server]
-            notes |= _draw(ax, g["connections"], g[column], g[column + "_min"], g[column + "_max"], g, server)
+            notes |= _draw(ax, g[x], g[column], g[column + "_min"], g[column + "_max"], g, server)
         if log_x:
             ax.set_xscale("log")
             plain_log_ticks(ax.xaxis)
         ax.set_ylim(bottom=0)
         ax.set_ylabel(ylabel)
-    panels[-1][0].set_xlabel("concurrent connections")
+    panels[-1][0].set_xlabel(xlabel)
     return _finish_panels(fig, panels, ds, title, notes)
+
+
+def against(ds: Dataset, x: str, column: str, ylabel: str, xlabel: str, title: str, log_x: bool = True):
+    """A median with min-max bars per server against any key of a dataset whose summary has one row per server and
+    value of x (a page's view of one route, say, against the size of a pool)."""
+    s = ds.summary()
+    return _drawn(ds, {server: g.sort_values(x) for server, g in s.groupby("server", sort=False)}, x, column,
+                  ylabel, xlabel, title, log_x)
 
 
 def throughput(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work_ms: float = 0.0, log_x=True,

@@ -25,11 +25,25 @@ DB_COLUMNS = ["path", "db_pool", "db_cpu_s", "db_cpu_us_per_req", "db_pss_kib", 
 KEYS = http.KEYS + ["path", "db_pool"]
 COLUMNS = http.COLUMNS + DB_COLUMNS  # the experiment's rows (a plan's optional measurements add theirs)
 
+
+
+def _answered(d):
+    """The HTTP rows' own additions, and ok_rps: the rate of 200s, without the 503s a server answered when a wait on
+    its database ran out (wrk's rate, rps, counts every response); shed_pct: the share of responses that were not 200
+    (in the summary: their median over the repeats; non2xx: their sum)."""
+    d = http.SUMMARY.before(d) if http.SUMMARY.before is not None else d
+    shed = d["non2xx"].fillna(0) / d["requests"].where(d["requests"] > 0)
+    return d.assign(ok_rps=d["rps"] * (1 - shed), shed_pct=100 * shed)
+
+
 SUMMARY = dataclasses.replace(
     http.SUMMARY, keys=tuple(KEYS),
-    columns={**http.SUMMARY.columns, **spread("db_cpu_us_per_req"), **spread("db_wait_us"), **spread("db_query_us"),
+    columns={**http.SUMMARY.columns, **spread("ok_rps"), "non2xx": ("non2xx", "sum"),
+             "shed_pct": ("shed_pct", "median"),
+             **spread("db_cpu_us_per_req"), **spread("db_wait_us"), **spread("db_query_us"),
              "db_pss_mib": ("db_pss_kib", lambda s: s.max() / 1024)},
-    shown=("server", "path", "db_pool", "connections", "repeats", "rps", "rps_min", "rps_max", "p99_ms",
+    before=_answered,
+    shown=("server", "path", "db_pool", "connections", "repeats", "rps", "ok_rps", "p99_ms", "non2xx",
            "cpu_us_per_req", "db_cpu_us_per_req", "errors", "generator_bound", "outliers"))
 
 

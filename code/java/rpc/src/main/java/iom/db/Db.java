@@ -31,7 +31,7 @@
  *   --db-pool N   the connections the server holds to the database (each framework's own default
  *                 when absent: HikariCP 10, r2dbc-pool 10; Vert.x 2 per event loop, as c-db-epoll)
  *
- * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
+ * Dataset: db-models (code/iobench/kinds/db/plans.py); chapter: book/synthesis/database.md
  */
 package iom.db;
 

@@ -14,7 +14,7 @@
  * Run:   cd code/java/rpc && $(../../tools/find-jdk)/bin/java -cp target/iom-rpc.jar:$(cat target/classpath.txt) \
  *            iom.db.FluxDb --port 8088 --db 'host=127.0.0.1 port=5432 dbname=bench user=bench' [--db-pool 16]
  * Try:   curl -s http://127.0.0.1:8088/db; curl -s 'http://127.0.0.1:8088/queries?queries=20'
- * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
+ * Dataset: db-models (code/iobench/kinds/db/plans.py); chapter: book/synthesis/database.md
  */
 package iom.db;
 

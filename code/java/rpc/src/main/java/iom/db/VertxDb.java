@@ -18,7 +18,7 @@
  * Run:   cd code/java/rpc && $(../../tools/find-jdk)/bin/java -cp target/iom-rpc.jar:$(cat target/classpath.txt) \
  *            iom.db.VertxDb --port 8088 --db 'host=127.0.0.1 port=5432 dbname=bench user=bench' [--db-pool 2]
  * Try:   curl -s http://127.0.0.1:8088/db; curl -s 'http://127.0.0.1:8088/queries?queries=20'
- * Dataset: db-models (code/iobench/kinds/db/plans.py); its chapter, "When the wait is a database", is to come
+ * Dataset: db-models (code/iobench/kinds/db/plans.py); chapter: book/synthesis/database.md
  */
 package iom.db;
 
@@ -115,6 +115,7 @@ public final class VertxDb {
                 return;
             }
             boolean array = Db.array(path);
+            // BEGIN vertx-db-rows
             int[] ids = Db.randomIds(n);
             int[] values = new int[n];
             long asked = System.nanoTime();
@@ -164,6 +165,7 @@ public final class VertxDb {
                         retireIfIdle(p);
                     });
         }
+        // END vertx-db-rows
 
         private Future<Void> open(Pipe p) {
             p.opening = true;

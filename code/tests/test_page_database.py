@@ -1,0 +1,85 @@
+"""The analysis behind book/synthesis/database.md (iobench/book/pages/database.py): on the replayed run, every value the
+page glues, as prose, with its claims holding; on small variants (one repeat, equal ends, zeros, one server, a run
+without the pool sweep), values that still read as prose, or the claim the variant breaks. The smoke capture's own
+sentences are read in test_db_servers.py."""
+import dataclasses
+
+import pytest
+from conftest import ROOT, glued_in_prose, reads_as_prose
+
+from iobench import registry
+from iobench.book.claims import ClaimBroken
+from iobench.book.pages import database as page, text
+
+PAGE = ROOT / "book" / "synthesis" / "database.md"
+
+
+@pytest.fixture(scope="module")
+def db():
+    return registry.obtain("db-models", "replay")
+
+
+def rows(ds, keep):
+    return dataclasses.replace(ds, df=ds.df[keep(ds.df)].copy())
+
+
+def changed(ds, where, **columns):
+    df = ds.df.copy()
+    for column, value in columns.items():
+        df.loc[where(df), column] = value
+    return dataclasses.replace(ds, df=df)
+
+
+def test_the_replayed_run_gives_every_name_the_page_pastes_and_its_claims_hold(db):
+    values = page.chapter(db)
+    pasted = glued_in_prose(PAGE)
+    assert pasted <= set(values), sorted(pasted - set(values))
+    reads_as_prose(values)
+
+
+def test_the_views_hold_one_row_per_server_and_x(db):
+    for path in page.ROUTE:
+        C, P = page.by_connections(db, path), page.by_pool(db, path)
+        assert not C.duplicated(["server", "connections"]).any() and not P.duplicated(["server", "db_pool"]).any()
+        assert set(C.connections) == {16, 64, 256, 1024} and set(P.db_pool) == {2, 4, 8, 16, 64, 256}
+        assert len(page.view(db, path).summary()) == len(C) and len(page.view(db, path, "pool").summary()) == len(P)
+
+
+def test_one_repeat_reads_as_prose(db):
+    values = page.chapter(rows(db, lambda df: df.repeat == 1))
+    reads_as_prose(values)
+    assert text(values["db_repeats"]) == "one" and text(values["db_spread_max"]) == "n/a"
+
+
+def test_one_server_reads_as_prose(db):
+    values = page.chapter(rows(db, lambda df: df.server == "c-db-epoll"), check=False)
+    reads_as_prose(values)
+
+
+def test_no_pool_sweep_reads_as_prose(db):
+    own = page.pools(db)
+    values = page.chapter(rows(db, lambda df: df.db_pool == df.server.map(own)), check=False)
+    reads_as_prose(values)
+
+
+def test_no_503s_and_no_wait_read_as_prose(db):
+    calm = changed(db, lambda df: df.index == df.index, non2xx=0, db_wait_us=0.0)
+    values = page.chapter(calm, check=False)
+    reads_as_prose(values)
+    for r in page.ROUTE.values():
+        assert "no server answered anything but 200" in text(values[f"db_{r}_shed"])
+
+
+def test_the_pool_figure_draws_each_server_in_its_look_against_the_pool_s_size(db):
+    import matplotlib
+    import matplotlib.colors as mcolors
+    from iobench.book import plots
+    fig = plots.against(page.view(db, page.MANY, "pool"), "db_pool", "ok_rps", "answers per second",
+                        "database connections in the pool", "Twenty rows per request, by pool size")
+    lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert set(lines) == set(page.servers(db))
+    for server, line in lines.items():
+        assert mcolors.to_hex(line.get_color()) == mcolors.to_hex(plots.style(server)["color"])
+        assert list(line.get_xdata()) == [2, 4, 8, 16, 64, 256]
+    assert "db-models" in plots.caption(fig)
+    matplotlib.pyplot.close("all")
