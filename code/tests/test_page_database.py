@@ -46,7 +46,7 @@ def test_the_views_hold_one_row_per_server_and_x(db):
 
 
 def test_one_repeat_reads_as_prose(db):
-    values = page.chapter(rows(db, lambda df: df.repeat == 1))
+    values = page.chapter(rows(db, lambda df: df.repeat == 1), check=False)  # a claim may not hold on one repeat
     reads_as_prose(values)
     assert text(values["db_repeats"]) == "one" and text(values["db_spread_max"]) == "n/a"
 
@@ -66,8 +66,19 @@ def test_no_503s_and_no_wait_read_as_prose(db):
     calm = changed(db, lambda df: df.index == df.index, non2xx=0, db_wait_us=0.0)
     values = page.chapter(calm, check=False)
     reads_as_prose(values)
-    for r in page.ROUTE.values():
-        assert "no server answered anything but 200" in text(values[f"db_{r}_shed"])
+    assert text(values["db_shed_said"]) == "No server answered a request with a 503 at its own pool."
+
+
+def test_data_in_which_a_large_pool_wins_break_the_pool_sentences(db):
+    won = changed(db, lambda df: (df.path == page.MANY) & (df.db_pool == 256), rps=1e6)
+    with pytest.raises(ClaimBroken, match="best pool held at most 16"):
+        page.pool_sweep(won)
+
+
+def test_data_in_which_a_pooled_server_wins_break_the_rate_sentence(db):
+    won = changed(db, lambda df: df.server == "java-db-webflux", rps=1e6)
+    with pytest.raises(ClaimBroken, match="both pipelined servers answered more than any other"):
+        page.rates(won)
 
 
 def test_the_pool_figure_draws_each_server_in_its_look_against_the_pool_s_size(db):
@@ -76,9 +87,10 @@ def test_the_pool_figure_draws_each_server_in_its_look_against_the_pool_s_size(d
     from iobench.book import plots
     fig = plots.against(page.view(db, page.MANY, "pool"), "db_pool", "ok_rps", "answers per second",
                         "database connections in the pool", "Twenty rows per request, by pool size")
-    lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines() if not line.get_label().startswith("_")}
-    assert set(lines) == set(page.servers(db))
-    for server, line in lines.items():
+    drawn = {label: h[0] for ax in fig.axes for h, label in zip(*ax.get_legend_handles_labels())
+             if label in page.servers(db)}
+    assert set(drawn) == set(page.servers(db))
+    for server, line in drawn.items():
         assert mcolors.to_hex(line.get_color()) == mcolors.to_hex(plots.style(server)["color"])
         assert list(line.get_xdata()) == [2, 4, 8, 16, 64, 256]
     assert "db-models" in plots.caption(fig)
