@@ -278,9 +278,14 @@ def pool_sweep(ds, check: bool | None = None) -> dict:
         for s, g in P.groupby("server", sort=False):
             top, biggest = g.ok_rps.max(), at(g, "ok_rps", db_pool=max(sizes)) if sizes else NAN
             kept[s] = 100 * biggest / top if top else NAN
-        out[f"db_{r}_kept"] = markdown(each({f"`{s}`": k for s, k in kept.items()}, ".0f", " %") or NA)
+        out[f"db_{r}_kept"] = span_of(kept.values(), ".0f", " %")
         out[f"db_{r}_largest"] = f"{max(sizes):,}" if sizes else NA
         small = {s: g[g.db_pool <= 4].ok_rps.max() / g.ok_rps.max() for s, g in P.groupby("server", sort=False)}
+        java_pooled = [kept[s] for s in POOLED if s in kept and s.startswith("java")]
+        others = [kept[s] for s in kept if not (s in POOLED and s.startswith("java"))]
+        if checks(ds, check) and path == ONE and java_pooled and others:
+            claim(max(others) < min(java_pooled), f"on {path} the largest pool cost the pipelined and C servers more "
+                  "of their best rate than the Java servers that take a pooled connection per request", kept=kept)
         if checks(ds, check) and len(sizes) > 1 and path == MANY:
             claim(all(n <= 16 for n in best.values()), f"on {path} every server's best pool held at most 16 "
                   "connections", best=best)
@@ -304,6 +309,26 @@ def pool_sweep(ds, check: bool | None = None) -> dict:
         out |= dict.fromkeys(("db_tp_pool_cpu", "db_tp_pool_db_cpu", "db_tp_pool_p99",
                               "db_tp_pool_ends"), NA)
     return out
+
+
+def pool_table(ds) -> pd.DataFrame:
+    """Per server and route, from the pool sweep: the pool it answered the most with, that rate, and the share of it
+    the largest pool kept."""
+    rows = []
+    for path in ROUTE:
+        P = by_pool(ds, path).dropna(subset=["ok_rps"])
+        largest = P.db_pool.max() if len(P) else NAN
+        for s, g in P.groupby("server", sort=False):
+            top = g.loc[g.ok_rps.idxmax()]
+            rows.append({"route": path, "server": s, "best pool": int(top.db_pool), "answers/s": top.ok_rps,
+                         f"kept with {largest:,.0f} (%)": 100 * at(g, "ok_rps", db_pool=largest) / top.ok_rps})
+    order = {s: i for i, s in enumerate(servers(ds))}
+    T = pd.DataFrame(rows)
+    if not len(T):
+        return T
+    wide = T.set_index(["server", "route"]).unstack("route").swaplevel(axis=1).sort_index(axis=1, level=0,
+                                                                                         sort_remaining=False)
+    return wide.sort_index(key=lambda i: i.map(order)).round(0)
 
 
 # ------------------------------------------------------------------------------------------------------- CPU
