@@ -104,6 +104,7 @@ def test_every_client_is_measured_at_every_level_of_the_full_plan():
                                                                      "link"}
 
 
+@pytest.mark.live  # a measuring smoke run: make test-live (make test stays within 35 minutes)
 def test_a_live_run_accounts_for_every_offered_request(tmp_path):
     points = (ClientPoint("jdk", "equal", 10, connections=4, fraction=0.5),      # 200/s
               ClientPoint("okhttp", "equal", 10, connections=4, fraction=0.5),

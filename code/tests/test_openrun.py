@@ -85,6 +85,7 @@ def test_what_the_chapter_reads_from_a_summary():
     assert knee(s, "a", 0.0) is None          # no closed point there
 
 
+@pytest.mark.live  # a measuring smoke run: make test-live (make test stays within 35 minutes)
 def test_vegeta_and_iom_openloop_agree_where_the_server_is_the_limit(built):
     """The cross-check in small: c-epoll with 20 ms of work, 10 connections (capacity 500/s),
     offered 200/s by each tool: both see the work's 20 ms at the median, and every request

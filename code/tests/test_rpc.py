@@ -211,6 +211,7 @@ def test_a_brief_run_accounts_for_every_request_and_leaves_a_flame_graph(built, 
     assert load(path).battery == verdicts
 
 
+@pytest.mark.live  # a measuring smoke run: make test-live (make test stays within 35 minutes)
 def test_keep_alive_turns_open_a_connection_every_100_calls_where_asked_and_never_where_not(built, tmp_path):
     """rpc-keepalive: in one process a window that never closes, then one whose 100th call on each connection
     asks to close, in the closed loop and in the open loop at each of its two rates; then the provider told to

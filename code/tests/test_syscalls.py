@@ -59,6 +59,7 @@ def built():
     subprocess.run(["make", "-s", "-C", str(CODE / "c"), "all"], check=True)
 
 
+@pytest.mark.live  # a measuring smoke run: make test-live (make test stays within 35 minutes)
 def test_a_plan_that_counts_tells_the_models_apart_by_what_they_ask_of_the_kernel(built, tmp_path):
     needs_perf()
     point = OpenPoint("openloop", "open", 10, rate=500.0)
