@@ -81,6 +81,12 @@ def test_data_in_which_a_pooled_server_wins_break_the_rate_sentence(db):
         page.rates(won)
 
 
+def test_data_in_which_webflux_outruns_vertx_break_the_rpc_sentence(db):
+    won = changed(db, lambda df: df.server == "java-db-webflux", rps=1e6)
+    with pytest.raises(ClaimBroken, match="of the two servers on Netty"):
+        page.rpc_revisited(won)
+
+
 def test_the_pool_figure_draws_each_server_in_its_look_against_the_pool_s_size(db):
     import matplotlib
     import matplotlib.colors as mcolors

@@ -10,7 +10,8 @@ pools), and the pool's size from 2 to 256 at 256 connections. The page reads the
 
 and its prose from one function per section, each returning {glue name: value}, its claims checked:
 
-    setup(ds)  rates(ds)  time_split(ds)  pool_sweep(ds)  cpu_split(ds)  repeats(ds)      chapter(ds): all of them
+    setup(ds)  rates(ds)  time_values(ds)  pool_sweep(ds)  cpu_values(ds)  rpc_revisited(ds)  repeats(ds)
+    chapter(ds): all of them; time_split, pool_table, cpu_split and rate_table: the page's tables
 
 A point a run lacks (a smoke capture measures two servers at 16 connections, one other pool) reads "n/a" and its
 claims are not checked; no claim is checked on a smoke capture (pages.checks).
@@ -375,6 +376,26 @@ def cpu_values(ds, check: bool | None = None) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------------- the RPC question
+
+NETTY = ("java-db-webflux", "java-db-vertx")  # the two on Netty's event loops (Reactor Netty, Vert.x)
+
+
+def rpc_revisited(ds, check: bool | None = None) -> dict:
+    """The RPC case study's question with a real store: on the twenty-query route at the sweep's connections, the two
+    servers on Netty's event loops, the one that pipelines its queries and the one that takes a pooled connection
+    per request, against each other and the Tomcat servers; claim."""
+    here = by_connections(ds, MANY)
+    here = here[here.connections == SWEEP_CONNECTIONS].set_index("server")
+    rate = {s: here.ok_rps.get(s, NAN) for s in ("java-db-vertx", "java-db-webflux", "java-db-tomcat")}
+    out = {f"db_rpc_{key(s)}": number(r) for s, r in rate.items()}
+    if checks(ds, check) and set(NETTY) <= set(here.index) and "java-db-tomcat" in here.index:
+        claim(here.ok_rps.idxmax() == "java-db-vertx" and here.ok_rps.idxmin() == "java-db-webflux",
+              f"on {MANY} at {SWEEP_CONNECTIONS} connections, of the two servers on Netty, Vert.x answered the most "
+              "and WebFlux the fewest of all six", rates=dict(here.ok_rps))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- repeats
 
 def repeats(ds) -> dict:
@@ -407,4 +428,4 @@ def repeats(ds) -> dict:
 def chapter(ds, check: bool | None = None) -> dict:
     """Every value the page glues from db-models, its claims checked."""
     return {**setup(ds), **rates(ds, check), **time_values(ds, check), **pool_sweep(ds, check),
-            **cpu_values(ds, check), **repeats(ds)}
+            **cpu_values(ds, check), **rpc_revisited(ds, check), **repeats(ds)}
