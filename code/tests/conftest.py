@@ -112,3 +112,19 @@ def glued_in_prose(path) -> set[str]:
     pasted = set(re.findall(r"\{glue(?::\w+)?\}`(\w+)", text))
     drawn = set(re.findall(r'glue\("(\w+)"', text)) | {n for n in pasted if n.startswith("fig_mine_")}
     return pasted - drawn
+
+
+def rows(ds, keep):
+    """ds (a captured dataset) with only the rows `keep(df)` selects: a page module's variant of its data."""
+    import dataclasses
+    return dataclasses.replace(ds, df=ds.df[keep(ds.df)].copy())
+
+
+def changed(ds, where, **columns):
+    """ds with `columns` set to the given values in the rows `where(df)` selects."""
+    import dataclasses
+    df = ds.df.copy()
+    mask = where(df)
+    for column, value in columns.items():
+        df.loc[mask, column] = value
+    return dataclasses.replace(ds, df=df)

@@ -2,10 +2,9 @@
 page glues, as prose, with its claims holding; on small variants (one repeat, equal ends, zeros, one server, a run
 without the pool sweep), values that still read as prose, or the claim the variant breaks. The smoke capture's own
 sentences are read in test_db_servers.py."""
-import dataclasses
 
 import pytest
-from conftest import ROOT, glued_in_prose, reads_as_prose
+from conftest import ROOT, changed, glued_in_prose, reads_as_prose, rows
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
@@ -18,16 +17,6 @@ PAGE = ROOT / "book" / "synthesis" / "database.md"
 def db():
     return registry.obtain("db-models", "replay")
 
-
-def rows(ds, keep):
-    return dataclasses.replace(ds, df=ds.df[keep(ds.df)].copy())
-
-
-def changed(ds, where, **columns):
-    df = ds.df.copy()
-    for column, value in columns.items():
-        df.loc[where(df), column] = value
-    return dataclasses.replace(ds, df=df)
 
 
 def test_the_replayed_run_gives_every_name_the_page_pastes_and_its_claims_hold(db):

@@ -1,10 +1,9 @@
 """The analysis behind book/method/open-loop.md (iobench/book/pages/open_loop.py): on the replayed runs, every value
 the page glues, as prose, with its claims holding; on small variants (one repeat, equal ends, zeros, a smoke-sized
 capture of one server), values that still read as prose, or the claim the variant breaks."""
-import dataclasses
 
 import pytest
-from conftest import ROOT, reads_as_prose, glued_in_prose
+from conftest import ROOT, changed, glued_in_prose, reads_as_prose, rows
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
@@ -29,16 +28,6 @@ def of_open_loop(ds):
     return {**open_loop.hockey(ds), **open_loop.no_work(ds), **open_loop.flagged(ds), **open_loop.fairness(ds),
             **open_loop.generator(ds)}
 
-
-def rows(ds, keep):
-    return dataclasses.replace(ds, df=ds.df[keep(ds.df)].copy())
-
-
-def changed(ds, where, **columns):
-    df = ds.df.copy()
-    for column, value in columns.items():
-        df.loc[where(df), column] = value
-    return dataclasses.replace(ds, df=df)
 
 
 def test_the_replayed_runs_give_every_name_the_page_pastes_and_its_claims_hold(ol, xc):

@@ -1,10 +1,9 @@
 """The analysis behind book/synthesis/side-by-side.md (iobench/book/pages/side_by_side.py): on the replayed run, every
 value the page glues, as prose, with its claims holding; on small variants of it (one repeat, equal ends, zeros,
 a smoke run's four servers), values that still read as prose, or the claim that the variant breaks."""
-import dataclasses
 
 import pytest
-from conftest import ROOT, reads_as_prose, glued_in_prose
+from conftest import ROOT, changed, glued_in_prose, reads_as_prose, rows
 
 from iobench import registry
 from iobench.book.claims import ClaimBroken
@@ -20,19 +19,6 @@ def real():
             "sc": registry.obtain("syscalls", "replay"), "jm": registry.obtain("jvm-memory", "replay"),
             "kp": registry.obtain("kernel-paths", "replay")}
 
-
-def rows(ds, keep):
-    """ds with only the rows `keep(df)` selects."""
-    return dataclasses.replace(ds, df=ds.df[keep(ds.df)].copy())
-
-
-def changed(ds, where, **columns):
-    """ds with `columns` set to the given values in the rows `where(df)` selects."""
-    df = ds.df.copy()
-    mask = where(df)
-    for column, value in columns.items():
-        df.loc[mask, column] = value
-    return dataclasses.replace(ds, df=df)
 
 
 def scale_parts(scale, idle, jm):

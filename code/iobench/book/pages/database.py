@@ -102,7 +102,6 @@ def setup(ds) -> dict:
            + ", alternating the two routes, so that both were compiled before its first point." if warm else "")
     version = re.search(r"PostgreSQL\)? (\d+(?:\.\d+)*)", str(db.get("engine") or ""))
     return {
-        "db_n_servers": words(len(servers(ds))),
         "db_repeats": words(int(ds.df["repeat"].max())) if len(ds.df) else NA,
         "db_measured_s": f"{plan.get('measured_s', NAN):g}", "db_warmup_s": f"{plan.get('warmup_s', NAN):g}",
         "db_jvm_said": markdown(jvm),
@@ -146,8 +145,8 @@ def _shed(ds, path: str) -> dict[str, tuple[int, int]]:
     """Each server's 503s and responses on a route at its own pool, over every repeat and connection count."""
     df, own = ds.df, pools(ds)
     sel = df[(df.path == path) & (df.db_pool == df.server.map(own)) & df.ok]
-    g = sel.groupby("server", sort=False)
-    return {s: (int(n), int(t)) for s, n, t in zip(g.non2xx.sum().index, g.non2xx.sum(), g.requests.sum())}
+    sums = sel.groupby("server", sort=False)[["non2xx", "requests"]].sum()
+    return {s: (int(x.non2xx), int(x.requests)) for s, x in sums.iterrows()}
 
 
 def _pct_of(k: int, n: int) -> str:
@@ -161,11 +160,10 @@ def rates(ds, check: bool | None = None) -> dict:
     sweep's connections; c-db-threadpool's served connections; who answered 503s; the virtual threads' fall with
     connections on /db, with their CPU per request; claims."""
     out, said = {}, []
-    for path, r in ROUTE.items():
+    for path in ROUTE:
         C = by_connections(ds, path)
         here = C[C.connections == SWEEP_CONNECTIONS]
         (best, top), (worst, low) = _best(here), _best(here, low=True)
-        out[f"db_{r}_best"], out[f"db_{r}_best_rps"] = best, number(top)
         if best == NA:
             said.append(f"the run has no point on `{path}` at {SWEEP_CONNECTIONS} connections")
         elif best == worst:
@@ -237,8 +235,7 @@ def time_values(ds, check: bool | None = None) -> dict:
     def v(s, column, spec=",.1f"):
         return number(T.at[s, column] if s in T.index else NAN, spec)
 
-    for s in POOLED + PIPELINED:
-        out[f"db_busy_{key(s)}"] = v(s, "requests querying")
+    for s in ("java-db-tomcat", "java-db-tomcat-vt"):  # the two the prose compares
         out[f"db_wait_{key(s)}"] = v(s, "wait for a connection (ms)")
         out[f"db_query_{key(s)}"] = v(s, "querying (ms)")
         out[f"db_p99_{key(s)}"] = v(s, "p99 (ms)", ",.0f")
@@ -274,7 +271,6 @@ def pool_sweep(ds, check: bool | None = None) -> dict:
         out[f"db_{r}_sizes"] = listing(f"{n:,}" for n in sizes) or NA
         best = {s: int(g.loc[g.ok_rps.idxmax()].db_pool) for s, g in P.dropna(subset=["ok_rps"]).groupby("server",
                                                                                                            sort=False)}
-        out[f"db_{r}_best_pool"] = markdown(each({f"`{s}`": n for s, n in best.items()}, ",.0f", at=" with ") or NA)
         kept = {}
         for s, g in P.groupby("server", sort=False):
             top, biggest = g.ok_rps.max(), at(g, "ok_rps", db_pool=max(sizes)) if sizes else NAN
