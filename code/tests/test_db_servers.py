@@ -431,3 +431,89 @@ def test_the_full_plan_measures_each_server_route_load_and_pool_once():
         assert len(measured) == len(set(measured)) == 8 + 2 * 5, (server, measured)
         assert len(mine) == (1 if server in IN_PLACE else 6), server
 
+
+
+# ---- the open loop (plans.DB_OPENLOOP) ----------------------------------------------------------------------
+
+def test_an_open_point_is_a_fraction_of_a_closed_one_measured_before_it():
+    """An open point names its fraction and the book's generator (the only one that keeps a schedule); a plan whose open
+    point has no closed one before it on the same route, pool and connections is refused before anything runs."""
+    from iobench.kinds.db.experiment import DbExperiment
+    from iobench.kinds.db.plans import DB_OPENLOOP, DbPoint
+    for bad in (dict(tool="openloop", loop="open"), dict(tool="wrk", loop="open", fraction=0.5),
+                dict(tool="wrk", fraction=0.5), dict(tool="openloop", loop="half", fraction=0.5)):
+        with pytest.raises(ValueError, match="open"):
+            DbPoint(bad.pop("tool"), 16, True, path="/db", **bad)
+    import dataclasses
+    orphan = dataclasses.replace(DB_OPENLOOP, points=DB_OPENLOOP.points[1:])  # its closed point left out
+    with pytest.raises(ValueError, match="needs a closed one before it"):
+        DbExperiment(orphan)
+    other = dataclasses.replace(DB_OPENLOOP, points=(DbPoint("wrk", 64, True, path="/db"),) + DB_OPENLOOP.points[1:])
+    with pytest.raises(ValueError, match="needs a closed one before it"):
+        DbExperiment(other)
+
+
+def test_the_open_plan_measures_each_server_s_capacity_then_every_fraction_once_in_one_process():
+    from types import SimpleNamespace
+    from iobench.kinds.db.experiment import DbExperiment
+    from iobench.kinds.db.plans import DB_OPENLOOP
+    from iobench.run.profiles import PROFILES
+    ex = DbExperiment(DB_OPENLOOP)
+    turns = list(ex.turns(SimpleNamespace(profile=PROFILES["full"]), DB_OPENLOOP.points, 1))
+    assert [t.server.id for t in turns] == list(DB_OPENLOOP.servers)  # one process each: the JVM warms up once
+    for t in turns:
+        assert [(p.loop, p.fraction) for p in t.points] == [("closed", 0.0)] + [
+            ("open", f) for f in (0.1, 0.5, 0.8, 1.0, 1.2, 1.5)]
+        assert {p.connections for p in t.points} == {256} and {p.path for p in t.points} == {"/queries?queries=20"}
+
+
+def test_an_open_point_without_a_capacity_is_not_measured_and_says_why():
+    """Its closed point answered no 200 (a failed run): nothing is run, the row says why."""
+    from types import SimpleNamespace
+    from iobench.kinds.db.experiment import DbExperiment
+    from iobench.kinds.db.plans import DB_OPENLOOP
+    ex = DbExperiment(DB_OPENLOOP)
+    at = SimpleNamespace(srv=SimpleNamespace(server=get("c-db-epoll")), repeat=1)
+    row = ex.measure(None, at, DB_OPENLOOP.points[2])
+    assert row["ok"] is False and "no capacity" in row["failure"] and row["fraction"] == 0.5 and row["db_pool"] == 2
+
+
+def test_answers_with_rows_per_second_count_the_503s_once_for_either_generator():
+    """wrk's rate and requests count every response, 503s included; the open loop's count its 200s, beside its
+    non2xx: the same 90 answers with rows and 10 503s a second read 90 and 10 % from both."""
+    import pandas as pd
+    from iobench.kinds.db.dataset import SUMMARY
+    d = pd.DataFrame({"tool": ["wrk", "openloop"], "rps": [100.0, 90.0], "requests": [1000, 900],
+                      "non2xx": [100, 100], "server_vcsw": [0, 0], "server_ivcsw": [0, 0]})
+    got = SUMMARY.before(d)
+    assert list(got.ok_rps) == [90.0, 90.0] and list(got.shed_pct) == [10.0, 10.0]
+
+
+def test_a_smoke_open_loop_offers_fractions_of_the_capacity_its_closed_point_measured(tmp_path):
+    """db-openloop under the smoke profile on c-db-epoll: its capacity from wrk, then the book's generator at half and
+    one and a half times it, on the same route and pool, each row with what it offered, dropped and timed out, the
+    database's CPU beside the server's; the open rows' raw output named by their fraction; read back, the summary
+    keeps the three points apart, and the rows of db-models' dataset (no open loop) still read."""
+    import csv
+    from iobench import registry
+    from iobench.run import runner
+    path = runner.run(registry.experiment("db-openloop", servers=("c-db-epoll",)), "smoke", dest=tmp_path / "db",
+                      progress=lambda m: None)
+    rows = list(csv.DictReader(open(path / "results.csv")))
+    assert [(r["tool"], r["loop"], float(r["fraction"])) for r in rows] == [
+        ("wrk", "closed", 0.0), ("openloop", "open", 0.5), ("openloop", "open", 1.5)]
+    closed, *opens = rows
+    capacity = float(closed["rps"]) * (1 - int(closed["non2xx"] or 0) / int(closed["requests"]))
+    for r in opens:
+        assert r["ok"] == "True" and float(r["capacity_rps"]) == pytest.approx(capacity), r
+        assert float(r["offered_rps"]) == pytest.approx(float(r["fraction"]) * capacity, abs=0.1), r
+        assert int(r["offered"]) > 0 and r["dropped"] != "" and float(r["db_cpu_us_per_req"]) > 0, r
+        assert f"-open{100 * float(r['fraction']):g}-" in r["raw_file"], r["raw_file"]
+        assert "--rate" in (path / r["raw_file"]).read_text().splitlines()[0]
+        assert int(r["conns_served"]) == 16, r  # the generator's own count: a request on each connection answered
+    half = opens[0]  # at half its capacity the server answered what it was offered
+    assert int(half["requests"]) + int(half["dropped"]) + int(half["errors_timeout"] or 0) <= int(half["offered"])
+    assert float(half["rps"]) > 0.4 * float(half["offered_rps"]), half
+    summary = registry.reader("db-openloop")(path).summary()
+    assert list(summary.fraction) == [0.0, 0.5, 1.5] and list(summary.loop) == ["closed", "open", "open"]
+    assert summary.offered_rps.iloc[1:].notna().all() and summary.ok_rps.notna().all()

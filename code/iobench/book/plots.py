@@ -291,14 +291,15 @@ def memory_threads(ds: Dataset, tool: str = "wrk", mode: str = "keepalive", work
     return fig
 
 
-def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
+def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop", title: str = ""):
     """Latency against offered load, one panel per server: the open loop's p50, p99 and p99.9
     (each counted from the request's intended start) at fractions of the server's capacity,
     and, dashed, the p99 the closed loop reported at the same connections: what a closed-loop
-    benchmark would have published. Hollow: the generator was saturated; crossed: some
-    connection never got an answer. Log scale: the knee spans orders of magnitude."""
+    benchmark would have published (by whichever generator measured it: a database dataset's
+    closed loop is wrk's). Hollow: the generator was saturated; crossed: some connection never
+    got an answer. Log scale: the knee spans orders of magnitude."""
     s = ds.summary()
-    s = s[(s["tool"] == tool) & (s["work_ms"] == work_ms)]
+    s = s[((s["tool"] == tool) | (s["loop"] == "closed")) & (s["work_ms"] == work_ms)]
     servers = list(dict.fromkeys(s["server"]))
     columns = 2 if len(servers) in (2, 4) else min(3, len(servers))  # full rows where the count allows
     rows = -(-len(servers) // columns)
@@ -324,7 +325,7 @@ def hockey_stick(ds: Dataset, work_ms: float, tool: str = "openloop"):
     for row in axes:
         row[0].set_ylabel("latency from intended\nstart (ms)")
     fig.legend(*_handles(axes.flat[0], notes), loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0), fontsize="small")
-    fig.suptitle(f"Latency against offered load, {work_ms:g} ms of work per request", fontsize="medium")
+    fig.suptitle(title or f"Latency against offered load, {work_ms:g} ms of work per request", fontsize="medium")
     _caption(fig, ds, notes)
     fig.tight_layout(rect=(0, 0.06 + 0.04 * (notes.bound or notes.unserved), 1, 1))
     return fig

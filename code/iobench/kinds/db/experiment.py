@@ -1,7 +1,11 @@
 """The database experiment: the HTTP experiment's lifecycle and rows, each point on its route, each server process with
 the pool its points name, and beside each row the database's CPU over the same measured run (ServerProcess starts the
 database; the runner counts its CPU apart from the server's, and not as foreign CPU), its memory after it, and where
-the server says a request's time went (GET /db-stats before and after: waiting for a pooled connection, querying)."""
+the server says a request's time went (GET /db-stats before and after: waiting for a pooled connection, querying).
+
+An open point (plans.DbPoint.loop) is the book's generator at a constant rate: its fraction of the 200s per second the
+closed point of the same route, pool and connections answered before it in the same server process and repeat (its
+capacity); the open-loop kind's columns beside the HTTP ones (dataset.OPEN_COLUMNS)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +13,7 @@ import itertools
 import json
 import re
 
+from iobench.data.report import number
 from iobench.kinds.db.dataset import COLUMNS
 from iobench.kinds.db.plans import IN_PLACE, DbPlan, DbPoint, pool_options
 from iobench.kinds.http.experiment import HttpExperiment
@@ -74,9 +79,16 @@ class DbExperiment(HttpExperiment):
         super().__init__(plan, with_battery)
         self.columns = COLUMNS + plan.measured_columns()
         self.outlier_keys = self.outlier_keys + ("path", "db_pool")
+        self.outlier_keys = self.outlier_keys + ("loop", "fraction")
         unsized = [s for s in plan.servers if s in IN_PLACE and not plan.pool(s)]
         if unsized:  # a point after a sweep's would run with the sweep's last size, its row saying 0
             raise ValueError(f"{plan.dataset}: a server resized in place needs its size in the plan's pools: {unsized}")
+        for i, p in enumerate(plan.points):
+            if p.loop == "open" and not any(self.capacity_key(q) == self.capacity_key(p) for q in plan.points[:i]
+                                            if q.loop == "closed"):
+                raise ValueError(f"{plan.dataset}: an open point needs a closed one before it on the same route, "
+                                 f"pool and connections, whose capacity it is a fraction of: {p.label()}")
+        self.capacity: dict[tuple, float] = {}  # (server, repeat, capacity_key) -> 200s per second of the closed point
 
     def meta(self, run: Run) -> dict:
         meta = super().meta(run)
@@ -99,7 +111,7 @@ class DbExperiment(HttpExperiment):
             for p in points:
                 if not self.applies(server, p):
                     continue
-                measured = (p.path, p.connections, self.pool_of(server.id, p))
+                measured = (p.path, p.connections, self.pool_of(server.id, p), p.loop, p.fraction)
                 if measured in seen:
                     continue
                 seen.add(measured)
@@ -144,12 +156,37 @@ class DbExperiment(HttpExperiment):
         """The pool a point is measured with: its own, or the plan's size for the server (0: the server's default)."""
         return point.db_pool or self.plan.pool(server_id) or 0
 
+    @staticmethod
+    def capacity_key(point: DbPoint) -> tuple:
+        """What an open point shares with the closed one whose capacity it is a fraction of."""
+        return (point.path, point.db_pool, point.connections)
+
     def measure(self, run: Run, at: runner.Serving, point: DbPoint) -> dict:
-        """A point of a server that resizes in place gets its pool first (before its warm-up, which fills it)."""
+        """A point of a server that resizes in place gets its pool first (before its warm-up, which fills it). A closed
+        point's 200s per second are the capacity the open points after it are fractions of; an open point whose closed
+        one answered nothing is not measured, and says so."""
         size = self.pool_of(at.srv.server.id, point)
         if at.srv.server.id in IN_PLACE and size:
             resize(at.srv, size)
-        return super().measure(run, at, point)
+        key = (at.srv.server.id, at.repeat, self.capacity_key(point))
+        capacity = self.capacity.get(key)
+        if point.loop == "open":
+            if not capacity:
+                return {"tool": point.tool, "connections": point.connections, "path": point.path,
+                        "db_pool": self.pool_of(at.srv.server.id, point), "loop": point.loop,
+                        "fraction": point.fraction, "ok": False,
+                        "failure": "not measured: its closed point answered no 200, so it has no capacity to be a "
+                                   "fraction of"}
+            point = dataclasses.replace(point, rate=round(point.fraction * capacity, 1))
+        row = super().measure(run, at, point)
+        if point.loop == "closed":
+            row["capacity_rps"] = None
+            if row.get("ok") and row.get("requests"):  # wrk's rate counts the 503s: capacity is the 200s
+                ok = row["requests"] - (row.get("non2xx") or 0)
+                self.capacity[key] = row["rps"] * ok / row["requests"]
+        else:
+            row["capacity_rps"] = capacity
+        return row
 
     def load_spec(self, point: DbPoint, duration_s: float, warmup: bool = False) -> drivers.LoadSpec:
         return dataclasses.replace(super().load_spec(point, duration_s, warmup), path=point.path)
@@ -158,7 +195,8 @@ class DbExperiment(HttpExperiment):
         """The route and the pool in the raw files' names ("-queries20-pool16"): two routes at the same load are two
         files."""
         route = re.sub(r"[^a-z0-9]", "", point.path.replace("queries=", ""))
-        return f"-{route}-pool{self.pool_of(srv.server.id, point)}"
+        level = f"-open{100 * point.fraction:g}" if point.loop == "open" else ""
+        return f"-{route}-pool{self.pool_of(srv.server.id, point)}{level}"
 
     def more_probes(self, srv: ServerProcess, point: DbPoint) -> dict[str, Probe]:
         return {"db_stats": StatsProbe(srv.port, srv.opts.host)}
@@ -168,7 +206,26 @@ class DbExperiment(HttpExperiment):
         database = srv.database
         pss = (sampler.group_snapshot(database.proc.pid, with_pss=True).pss_kib
                if database is not None and database.proc is not None else None)
-        return {"path": point.path, "db_pool": self.pool_of(srv.server.id, point),
+        cols = {"path": point.path, "db_pool": self.pool_of(srv.server.id, point),
                 "db_cpu_s": db_cpu,
                 "db_cpu_us_per_req": 1e6 * db_cpu / result.requests if db_cpu is not None and result.requests else None,
-                "db_pss_kib": pss, **m.probes["db_stats"]}
+                "db_pss_kib": pss, **m.probes["db_stats"], "loop": point.loop, "fraction": point.fraction}
+        if point.loop == "open":
+            x = result.extra
+            cols.update({k: x.get(k) for k in ("offered", "dropped", "p99_9_ms", "send_lag_p99_ms", "stall_s")},
+                        offered_rps=point.rate)
+            # who was served, by the generator's own count per connection: it opens a connection anew where a
+            # request timed out, so the kernel's sockets (served_columns) outnumber the connections there
+            served = x.get("conns_served")
+            cols.update(conns_served=served, conn_min_requests=x.get("conn_min_requests"),
+                        conn_median_requests=x.get("conn_median_requests"),
+                        conn_max_requests=x.get("conn_max_requests"),
+                        unserved=served is not None and served < point.connections)
+        return cols
+
+    def progress_text(self, row: dict) -> str:
+        text = super().progress_text(row)
+        if row.get("loop") != "open":
+            return text
+        return (f"offered {number(row['offered_rps'], ',.0f')}/s -> {text.strip()}  dropped {number(row['dropped'])}  "
+                f"timeouts {number(row['errors_timeout'])}")

@@ -1,5 +1,5 @@
-"""The database plans: closed-loop HTTP points that name the route they load and the size of the server's pool of
-database connections.
+"""The database plans: HTTP points that name the route they load and the size of the server's pool of database
+connections; closed-loop (wrk), or open-loop (the book's generator) at a fraction of the rate the closed loop answered.
 
 A point's pool (db_pool) is what the server holds open to the database: c-db-threadpool's workers, each with one
 connection (--pool), c-db-epoll's pipelined connections (--db-conns), or a Java server's pool (--db-pool: HikariCP's,
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iobench.kinds.http.plans import HttpPlan, Point
+from iobench.kinds.openloop.plans import FRACTIONS
 
 ROUTES = ("/db", "/queries?queries=20")  # one row per request; twenty, each its own query (waiting dominates)
 
@@ -21,10 +22,20 @@ ROUTES = ("/db", "/queries?queries=20")  # one row per request; twenty, each its
 class DbPoint(Point):
     path: str = "/db"   # the route it loads: /db, or /queries?queries=N
     db_pool: int = 0    # the server's database connections (0: the plan's size for it, or the server's default)
+    loop: str = "closed"  # "open": requests at a constant rate (tool openloop), `fraction` of the capacity
+    fraction: float = 0.0  # open: this share of the 200s per second its closed point (same route, pool and
+    #                       connections, measured before it in the same server process and repeat) answered
+
+    def __post_init__(self):
+        if (self.loop == "open") != (self.fraction > 0) or self.loop not in ("closed", "open"):
+            raise ValueError(f"a database point is closed, or open at a fraction of capacity: {self}")
+        if self.loop == "open" and self.tool != "openloop":
+            raise ValueError(f"an open point's generator is openloop (the only one that keeps a schedule): {self}")
 
     def label(self) -> str:
         pool = f" pool={self.db_pool}" if self.db_pool else ""
-        return f"{super().label()} {self.path}{pool}"
+        level = f" open at {100 * self.fraction:g}% of capacity" if self.loop == "open" else ""
+        return f"{super().label()} {self.path}{pool}{level}"
 
 
 # How each database server takes its pool's size.
@@ -92,4 +103,25 @@ DB_PINNING = DbPlan(
     pools=tuple((s, 16) for s in PINNING),
 )
 
-PLANS = {p.dataset: p for p in (DB_MODELS, DB_PINNING)}
+
+def _open_sweep(path: str, connections: int, fractions: tuple[float, ...]) -> tuple[DbPoint, ...]:
+    """A route's capacity at `connections` (the closed loop, as db-models measures it), then the open loop at each
+    fraction of it, on as many connections."""
+    return ((DbPoint("wrk", connections, True, path=path),)
+            + tuple(DbPoint("openloop", connections, True, path=path, loop="open", fraction=f) for f in fractions))
+
+
+DB_OPENLOOP = DbPlan(
+    dataset="db-openloop",
+    description="The models with a real wait, in an open loop: each server's capacity on /queries?queries=20 at 256 "
+                "keep-alive connections (wrk, as in db-models), then requests at a constant rate of 10 % to 150 % of "
+                "it on as many connections (the book's generator: latency from each request's intended start, a "
+                "request past the in-flight cap dropped), with db-models' pools and the database's CPU per request",
+    servers=DB_MODELS.servers,
+    points=_open_sweep(ROUTES[1], 256, FRACTIONS),
+    smoke_points=_open_sweep(ROUTES[1], 16, (0.5, 1.5)),
+    pools=DB_MODELS.pools,
+    battery=False,  # its servers are db-models', whose battery runs them
+)
+
+PLANS = {p.dataset: p for p in (DB_MODELS, DB_PINNING, DB_OPENLOOP)}

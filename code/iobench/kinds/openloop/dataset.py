@@ -66,18 +66,19 @@ def load(path: Path, shown_under: str = "replay") -> OpenDataset:
 ON_TIME = 0.99  # "delivered on time": at least this share of the offered load answered, none dropped
 
 
-def on_time(summary, tool: str = "openloop", **where):
+def on_time(summary, tool: str = "openloop", achieved: str = "achieved_rps", **where):
     """The open-loop points of `tool` (and `where`) that were delivered on time: no request
-    dropped or timed out, and answers at ON_TIME or more of the offered rate."""
+    dropped or timed out, and answers at ON_TIME or more of the offered rate (`achieved`: the
+    summary's column of answers per second, 2xx only; a database dataset's is ok_rps)."""
     s = summary[(summary["tool"] == tool) & (summary["loop"] == "open")]
     for k, v in where.items():
         s = s[s[k] == v]
-    return s[(s["dropped"] == 0) & (s["timeouts"] == 0) & (s["achieved_rps"] >= ON_TIME * s["offered_rps"])]
+    return s[(s["dropped"] == 0) & (s["timeouts"] == 0) & (s[achieved] >= ON_TIME * s["offered_rps"])]
 
 
-def highest_on_time(summary, tool: str = "openloop", **where):
+def highest_on_time(summary, tool: str = "openloop", achieved: str = "achieved_rps", **where):
     """The on-time point with the highest offered rate (a row of the summary), or None."""
-    s = on_time(summary, tool, **where)
+    s = on_time(summary, tool, achieved, **where)
     return None if s.empty else s.loc[s["offered_rps"].idxmax()]
 
 
