@@ -93,7 +93,10 @@ def cmd_serve(args) -> int:
                          idle_timeout_s=args.idle_timeout_s)
     with tempfile.TemporaryDirectory(prefix="iobench-serve-") as tmp:
         server = serve_entry(args.server, Path(tmp))
-        srv = ServerProcess(server, opts, cpus=args.cpus, account_cpu=False)
+        if args.db_cpus and getattr(server, "role", "") != "db":
+            raise Mistake(f"--db-cpus: {server.id} has no database (the database servers: "
+                          f"{', '.join(manifest.ids('C', role='db') + manifest.ids('Java', role='db'))})")
+        srv = ServerProcess(server, opts, cpus=args.cpus, account_cpu=False, db_cpus=args.db_cpus or "same")
         try:
             with srv:
                 srv.verify()
@@ -334,7 +337,9 @@ COMMANDS = [
         _arg("--backlog", type=number(1, 1 << 20, int), help="listen backlog, where the server takes one"),
         _arg("--idle-timeout-s", type=number(0, 1e6),
              help="drop a connection silent this long (0: never); default: the server's own"),
-        _arg("--cpus", type=cpu_list, help="taskset CPU list (default: not pinned)")]),
+        _arg("--cpus", type=cpu_list, help="taskset CPU list (default: not pinned)"),
+        _arg("--db-cpus", type=cpu_list,
+             help="a database server's own PostgreSQL: taskset CPU list (default: the server's --cpus)")]),
     ("run", cmd_run, "measure a dataset", [
         _arg("dataset", type=dataset_name),
         _arg("--profile", choices=sorted(PROFILES), default="smoke"),

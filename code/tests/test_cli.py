@@ -80,6 +80,8 @@ MISTAKES = [
     (["serve", "c-epoll", "--pool", "2.5"], "whole number"),
     (["serve", "c-epoll", "--host", "example.org"], "wants an IP address"),
     (["serve", "c-epoll", "--cpus", "{beyond}"], "not among this machine's usable CPUs"),
+    (["serve", "c-epoll", "--db-cpus", "0"], "--db-cpus: c-epoll has no database"),
+    (["serve", "c-db-epoll", "--db-cpus", "{beyond}"], "not among this machine's usable CPUs"),
     (["battery", "no-such"], "unknown server id 'no-such'"),
     (["battery", "netty-4.2.20"], "is an echo server"),
     (["battery", "c-epoll", "--cases", "nope"], "unknown case 'nope'; cases: http10_get"),

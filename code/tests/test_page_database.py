@@ -18,12 +18,48 @@ def db():
     return registry.obtain("db-models", "replay")
 
 
+@pytest.fixture(scope="module")
+def pin():
+    return registry.obtain("db-pinning", "replay")
 
-def test_the_replayed_run_gives_every_name_the_page_pastes_and_its_claims_hold(db):
-    values = page.chapter(db)
+
+@pytest.fixture(scope="module")
+def ol():
+    return registry.obtain("db-openloop", "replay")
+
+
+def test_the_replayed_runs_give_every_name_the_page_pastes_and_their_claims_hold(db, pin, ol):
+    values = {**page.chapter(db), **page.pinning(pin), **page.open_loop(ol)}
     pasted = glued_in_prose(PAGE)
     assert pasted <= set(values), sorted(pasted - set(values))
     reads_as_prose(values)
+
+
+def test_the_pinning_table_has_a_row_per_variant_and_the_pinned_one_alone_says_so(pin):
+    T = page.pinning_table(pin)
+    assert [i[0] for i in T.index] == list(page.VARIANTS)
+    assert [i[0] for i in T.index if i[3] == "yes"] == [page.PINNED]
+    assert {c[0] for c in T.columns} == set(page.ROUTE) and not T.isna().any().any()
+
+
+def test_the_pinning_variants_are_the_servers_the_manifest_says(pin):
+    from iobench.servers import manifest
+    for server, (jdk, driver) in page.VARIANTS.items():
+        model = manifest.get(server).model
+        assert server == "java-db-tomcat-vt" or (f"JDK {jdk}" in model and f"pgjdbc {driver[:4]}" in model), model
+
+
+def test_pinning_reads_as_prose_on_one_repeat_and_without_the_pinned_variant(pin):
+    reads_as_prose(page.pinning(rows(pin, lambda df: df.repeat == 1), check=False))
+    values = page.pinning(rows(pin, lambda df: df.server != page.PINNED), check=False)
+    reads_as_prose(values)
+    assert text(values["db_pin_many_rate"]) == "n/a"
+
+
+def test_data_in_which_the_pinned_variant_queries_many_at_once_break_the_pinning_sentence(pin):
+    unpinned = changed(pin, lambda df: df.server == page.PINNED, db_query_us=20_000.0)
+    with pytest.raises(ClaimBroken, match="one query out at a time"):
+        page.pinning(unpinned)
 
 
 def test_the_views_hold_one_row_per_server_and_x(db):
@@ -90,3 +126,30 @@ def test_the_pool_figure_draws_each_server_in_its_look_against_the_pool_s_size(d
         assert list(line.get_xdata()) == [2, 4, 8, 16, 64, 256]
     assert "db-models" in plots.caption(fig)
     matplotlib.pyplot.close("all")
+
+
+def test_the_open_table_has_a_row_per_server_and_no_server_on_time_where_requests_were_lost(ol):
+    T = page.open_table(ol)
+    assert list(T.index) == page.servers(ol)
+    lost_everywhere = T["on time up to (requests/s)"].isna()
+    assert list(T.index[lost_everywhere]) == ["c-db-threadpool"]
+
+
+@pytest.mark.parametrize("keep", [lambda df: df.repeat == 1, lambda df: df.server == "c-db-epoll",
+                                  lambda df: df.loop == "closed", lambda df: df.fraction <= 0.5],
+                         ids=["one repeat", "one server", "no open point", "below capacity only"])
+def test_the_open_loop_reads_as_prose_on_less_data(ol, keep):
+    reads_as_prose(page.open_loop(rows(ol, keep), check=False))
+    page.open_table(rows(ol, keep))
+
+
+def test_data_in_which_c_db_epoll_keeps_up_break_the_open_loop_sentences(ol):
+    kept = changed(ol, lambda df: (df.server == "c-db-epoll") & (df.fraction == 1.0), rps=1e5)
+    with pytest.raises(ClaimBroken, match="c-db-epoll fell behind"):
+        page.open_loop(kept)
+
+
+def test_data_in_which_c_db_threadpool_serves_every_connection_break_its_sentence(ol):
+    fine = changed(ol, lambda df: df.server == "c-db-threadpool", errors_timeout=0)
+    with pytest.raises(ClaimBroken, match="timed out at every load"):
+        page.open_loop(fine)

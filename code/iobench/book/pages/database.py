@@ -28,6 +28,7 @@ from iobench.book.pages import checks, key
 from iobench.book.phrases import NA, each, listing, markdown, sentence, span, span_of, tally, words
 from iobench.data.report import number, value_in
 from iobench.kinds.db.plans import ROUTES
+from iobench.kinds.openloop.dataset import on_time
 
 NAN = float("nan")
 ONE, MANY = ROUTES                       # one row per request; twenty, each its own query
@@ -394,31 +395,266 @@ def rpc_revisited(ds, check: bool | None = None) -> dict:
 
 # ---------------------------------------------------------------------------------------------------- repeats
 
-def repeats(ds) -> dict:
-    """Every repeat: how far the repeats of a point spread at most, and where; the flagged ones; the generator's
-    CPU at most and the points it bounded."""
+def repeats(ds, prefix: str = "db") -> dict:
+    """Every repeat of a database dataset (db-models, db-pinning, db-openloop: their glue names start with `prefix`):
+    how far the repeats of a point spread at most, and where; the flagged ones; the generator's CPU at most and the
+    points it bounded."""
     df = ds.df
     ok = df[df.ok] if "ok" in df else df
-    keys = ["server", "path", "db_pool", "connections"]
+    keys = ["server", "path", "db_pool", "connections", "fraction"]
     spread = ok.groupby(keys).rps.agg(lambda a: 100 * (a.max() - a.min()) / a.median() if a.median() else NAN)
     n = int(df["repeat"].max()) if len(df) else 0
     worst = spread.idxmax() if len(spread.dropna()) and n > 1 else None
     flagged = df[df.outlier] if "outlier" in df else df.iloc[:0]
-    there = (ok[(ok.server == worst[0]) & (ok.path == worst[1]) & (ok.db_pool == worst[2])
-                & (ok.connections == worst[3])] if worst else ok.iloc[:0])
+    there = ok.set_index(keys).loc[[worst]] if worst else ok.iloc[:0]
+    level = f", offered {100 * worst[4]:g} % of its capacity" if worst and worst[4] else ""
     return {
-        "db_rows": f"{len(df):,}",
-        "db_spread_max": number(spread.max() if n > 1 else NAN, ".0f"),
-        "db_spread_where": markdown(f"`{worst[0]}` on `{worst[1]}` with a pool of {int(worst[2]):,} at "
-                                    f"{int(worst[3]):,} connections" if worst else NA),
-        "db_spread_cpu": (f"the server's CPU per request from {span_of(there.server_cpu_us_per_req, ',.0f', ' µs')} "
-                          f"and the database's from {span_of(there.db_cpu_us_per_req, ',.0f', ' µs')}"
-                          if len(there) else NA),
-        "db_flagged": sentence([tally(len(flagged), len(df), "run", "flagged, more than 20 % from the median of "
-                                      "the point's repeats") if len(df) else ""], NA),
-        "db_gen_cpu": number(df.client_cpu_pct.max(), ".0f"),
-        "db_gen_bound": tally(int(df.generator_bound.sum()), len(df), "run", "generator-bound") if len(df) else NA,
+        f"{prefix}_rows": f"{len(df):,}",
+        f"{prefix}_spread_max": number(spread.max() if n > 1 else NAN, ".0f"),
+        f"{prefix}_spread_where": markdown(f"`{worst[0]}` on `{worst[1]}` with a pool of {int(worst[2]):,} at "
+                                           f"{int(worst[3]):,} connections{level}" if worst else NA),
+        f"{prefix}_spread_cpu": (f"the server's CPU per request from "
+                                 f"{span_of(there.server_cpu_us_per_req, ',.0f', ' µs')} and the database's from "
+                                 f"{span_of(there.db_cpu_us_per_req, ',.0f', ' µs')}" if len(there) else NA),
+        f"{prefix}_flagged": sentence([tally(len(flagged), len(df), "run", "flagged, more than 20 % from the median "
+                                             "of the point's repeats") if len(df) else ""], NA),
+        f"{prefix}_gen_cpu": number(df.client_cpu_pct.max(), ".0f"),
+        f"{prefix}_gen_bound": (tally(int(df.generator_bound.sum()), len(df), "run", "generator-bound") if len(df)
+                                else NA),
     }
+
+
+# ---------------------------------------------------------------------------------------------------- pinning
+
+# The pinning study's variants of java-db-tomcat-vt (plans.DB_PINNING, manifest.PINNING_SERVERS): its JDK and pgjdbc;
+# only JDK 21 with pgjdbc 42.5.6 waits for a query inside synchronized on a JDK that pins there (JEP 491 ended it in 24)
+VARIANTS = {"java-db-tomcat-vt": ("25", "42.7"), "java-db-tomcat-vt-21": ("21", "42.7"),
+            "java-db-tomcat-vt-21-pg425": ("21", "42.5.6"), "java-db-tomcat-vt-pg425": ("25", "42.5.6")}
+PINNED = "java-db-tomcat-vt-21-pg425"
+
+
+def pinning_split(pin, connections: int = SWEEP_CONNECTIONS) -> pd.DataFrame:
+    """Per variant and route at `connections` (each with HikariCP's 16 connections): its JDK and pgjdbc, whether a
+    query pins its carrier, the rate of answers and the p99, the server's and the database's CPU per request, how
+    busy the two kept their one core (rate x both), and by Little's law the requests querying at once (rate x the
+    server's mean time querying)."""
+    S = pin.summary()
+    rows = []
+    for path in ROUTE:
+        here = S[(S.path == path) & (S.connections == connections)]
+        for server in [v for v in VARIANTS if v in set(here.server)]:
+            x = here[here.server == server].iloc[0]
+            jdk, driver = VARIANTS[server]
+            rows.append({"route": path, "server": server, "JDK": jdk, "pgjdbc": driver,
+                         "pinned": "yes" if server == PINNED else "no", "answers/s": x.ok_rps, "p99 (ms)": x.p99_ms,
+                         "server (µs/request)": x.cpu_us_per_req, "database (µs/request)": x.db_cpu_us_per_req,
+                         "core busy (%)": x.rps * (x.cpu_us_per_req + x.db_cpu_us_per_req) / 1e4,
+                         "querying at once": x.ok_rps * x.db_query_us / 1e6})
+    return pd.DataFrame(rows)
+
+
+def pinning_table(pin) -> pd.DataFrame:
+    """The split as the page shows it: a row per variant (its JDK, pgjdbc and whether it pins), per route its answers a
+    second, p99 and requests querying at once."""
+    T = pinning_split(pin)
+    if not len(T):
+        return T
+    shown = ["answers/s", "p99 (ms)", "querying at once"]
+    wide = T.set_index(["server", "JDK", "pgjdbc", "pinned", "route"])[shown].unstack("route")
+    wide = wide.swaplevel(axis=1)
+    wide = wide.reindex(columns=[(r, c) for r in ROUTE for c in shown if (r, c) in wide.columns])
+    order = {s: i for i, s in enumerate(VARIANTS)}
+    wide = wide.sort_index(level="server", key=lambda i: i.map(order))
+    return wide.round({c: 1 if c[1] == "querying at once" else 0 for c in wide.columns})
+
+
+def pinning(pin, check: bool | None = None) -> dict:
+    """The pinning study's values for the prose, at the sweep's connections on each route: the pinned variant's rate
+    and requests querying at once against the three that unmount, and how busy the core was; claims."""
+    T = pinning_split(pin)
+    out = {"db_pin_repeats": words(int(pin.df["repeat"].max())) if len(pin.df) else NA}
+    for path, r in ROUTE.items():
+        t = T[T.route == path].set_index("server") if len(T) else T
+        mine = t.loc[PINNED] if PINNED in getattr(t, "index", ()) else None
+        others = t[t.index != PINNED] if len(t) else t
+        out[f"db_pin_{r}_rate"] = number(mine["answers/s"] if mine is not None else NAN)
+        out[f"db_pin_{r}_others"] = span_of(others["answers/s"], ",.0f") if len(others) else NA
+        out[f"db_pin_{r}_busy"] = number(mine["querying at once"] if mine is not None else NAN, ".1f")
+        out[f"db_pin_{r}_others_busy"] = span_of(others["querying at once"], ".1f") if len(others) else NA
+        out[f"db_pin_{r}_core"] = span_of(t["core busy (%)"], ".0f", " %") if len(t) else NA
+        for part, column in (("cpu", "server (µs/request)"), ("db_cpu", "database (µs/request)")):
+            x = mine[column] if mine is not None else NAN
+            out[f"db_pin_{r}_{part}"] = span(x, x, ",.0f", " µs")
+            out[f"db_pin_{r}_others_{part}"] = span_of(others[column], ",.0f", " µs") if len(others) else NA
+        if checks(pin, check) and mine is not None and len(others):
+            claim(mine["querying at once"] < 1.2 < others["querying at once"].min(), f"on {path} at "
+                  f"{SWEEP_CONNECTIONS} connections the pinned variant had one query out at a time, the others more",
+                  pinned=mine["querying at once"], others=dict(others["querying at once"]))
+            claim(mine["answers/s"] > 0.9 * others["answers/s"].min(), f"on {path} at {SWEEP_CONNECTIONS} "
+                  "connections pinning cost the rate less than a tenth against the slowest variant that unmounts",
+                  pinned=mine["answers/s"], others=dict(others["answers/s"]))
+            claim(bool((t["core busy (%)"] > 80).all()), f"on {path} every variant kept the shared core more than "
+                  "four fifths busy", busy=dict(t["core busy (%)"]))
+            if path == MANY:
+                claim(mine["server (µs/request)"] > 1.1 * others["server (µs/request)"].max()
+                      and mine["database (µs/request)"] < others["database (µs/request)"].min(),
+                      f"on {path} the pinned variant's requests cost its server more CPU than any other's, and the "
+                      "database less", pinned=dict(mine), others=others.to_dict())
+    return {**out, **repeats(pin, "db_pin")}
+
+
+# -------------------------------------------------------------------------------------------------- open loop
+
+def open_summary(ol) -> pd.DataFrame:
+    """db-openloop's summary in the plan's order of servers: its closed point (the capacity) and its open points."""
+    order = {s: i for i, s in enumerate(servers(ol))}
+    S = ol.summary()
+    return S.sort_values(["server", "fraction"], key=lambda c: c.map(order) if c.name == "server" else c)
+
+
+def _core_busy(x) -> float:
+    """How busy a point kept the core the server and its database share, in per cent: its rate of answers times what
+    a request cost the two in CPU."""
+    return x.rps * (x.cpu_us_per_req + x.db_cpu_us_per_req) / 1e4
+
+
+def open_table(ol) -> pd.DataFrame:
+    """A row per server: its closed loop's answers with rows a second (the capacity the open loop's rates are
+    fractions of); the highest rate it was offered and answered on time in every repeat (no 503, timeout or drop,
+    and at least 99 % of the offered rate answered with rows) and its p99 there, counted from each request's intended
+    start; and at the highest rate offered, the answers with rows a second, their p99, and the share of the offered
+    requests that got none: a 503, a timeout, or dropped at the generator's cap of requests in flight."""
+    S = open_summary(ol)
+    top = S[S.loop == "open"].fraction.max() if len(S) else NAN
+    rows = []
+    for server, g in S.groupby("server", sort=False):
+        closed = g[g.loop == "closed"]
+        best = _on_time(g)
+        best = best.loc[best.offered_rps.idxmax()] if len(best) else None
+        row = {"server": server, "closed loop (answers/s)": closed.ok_rps.iloc[0] if len(closed) else NAN,
+               "on time up to (requests/s)": best.offered_rps if best is not None else NAN,
+               "p99 there (ms)": best.p99_ms if best is not None else NAN}
+        last = g[(g.loop == "open") & (g.fraction == top)]
+        if len(last):
+            x = last.iloc[0]
+            row |= {f"offered {100 * top:g} %: answers/s": x.ok_rps, "p99 (ms)": x.p99_ms,
+                    "not answered (%)": _lost(x)}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("server") if rows else pd.DataFrame()
+
+
+def _lost(x) -> float:
+    """The share of a point's offered requests (over its repeats) that got no answer with rows, in per cent."""
+    lost = (0 if pd.isna(x.non2xx) else x.non2xx) + (0 if pd.isna(x.timeouts) else x.timeouts) \
+        + (0 if pd.isna(x.dropped) else x.dropped)
+    return 100 * lost / x.offered if x.offered else NAN
+
+
+def _on_time(g: pd.DataFrame) -> pd.DataFrame:
+    """The open points of `g` answered on time in every repeat: none lost (no 503 either) and at least 99 % of the
+    offered rate answered with rows."""
+    return on_time(g[g.apply(_lost, axis=1) == 0] if len(g) else g, achieved="ok_rps")
+
+
+def open_loop(ol, check: bool | None = None) -> dict:
+    """db-openloop's values for the prose: the tail below capacity against the closed loop's, how far each server
+    stayed on time, why c-db-epoll's knee came early (its shared core's busy share), what overload did, and
+    c-db-threadpool's unanswered connections; claims."""
+    S = open_summary(ol)
+    opened, closed = S[S.loop == "open"], S[S.loop == "closed"].set_index("server")
+    fractions = sorted(opened.fraction.unique())
+    top = fractions[-1] if fractions else NAN
+    out = {"db_ol_repeats": words(int(ol.df["repeat"].max())) if len(ol.df) else NA,
+           "db_ol_c": number(S.connections.max() if len(S) else NAN),
+           "db_ol_levels": span(100 * fractions[0], 100 * top, "g", " %") if fractions else NA,
+           "db_ol_top": f"{100 * top:g} %" if fractions else NA}
+    at_f = {f: opened[opened.fraction == f].set_index("server") for f in fractions}
+    half = at_f.get(0.5, opened.iloc[:0].set_index("server"))
+    out["db_ol_half_p99"] = span_of(half.p99_ms, ",.1f", " ms")
+    out["db_ol_closed_p99"] = span_of(closed.p99_ms, ",.0f", " ms")
+    if checks(ol, check) and len(half) and len(closed):
+        claim(bool((half.p99_ms < closed.p99_ms.reindex(half.index)).all()), "at half its capacity every server's "
+              "open-loop p99 was below the p99 of its closed loop", half=dict(half.p99_ms), closed=dict(closed.p99_ms))
+    # how far each stayed on time
+    reach = {}
+    for server, g in opened.groupby("server", sort=False):
+        best = _on_time(g)
+        reach[f"`{server}`"] = f"{100 * best.fraction.max():g} %" if len(best) else None
+    groups: dict[str, list[str]] = {}
+    for name, f in reach.items():
+        groups.setdefault(f or "none", []).append(name)
+    said = [f"{listing(names)} up to {f} of it" for f, names in groups.items() if f != "none"]
+    if "none" in groups:
+        said.append(f"{listing(groups['none'])} at no load")
+    out["db_ol_on_time_said"] = markdown(listing(said) if said else NA)
+    # c-db-epoll against Vert.x near the knee: the shared core's busy share, the time querying
+    for server in PIPELINED:
+        for f in (0.5, 0.8, 1.0):
+            x = at_f[f].loc[server] if f in at_f and server in at_f[f].index else None
+            k = f"db_ol_{key(server)}_{100 * f:g}"
+            out[f"{k}_p99"] = number(x.p99_ms if x is not None else NAN, ",.0f")
+            out[f"{k}_core"] = number(_core_busy(x) if x is not None else NAN, ".0f")
+            out[f"{k}_query"] = number(x.db_query_us / 1000 if x is not None else NAN, ",.1f")
+            out[f"{k}_cost"] = number(x.cpu_us_per_req + x.db_cpu_us_per_req if x is not None else NAN, ",.0f")
+    if checks(ol, check) and set(PIPELINED) <= set(closed.index) and 1.0 in at_f:
+        epoll_ok = 1.0 in set(_on_time(opened[opened.server == "c-db-epoll"]).fraction)
+        vertx_ok = 1.0 in set(_on_time(opened[opened.server == "java-db-vertx"]).fraction)
+        claim(not epoll_ok and vertx_ok, "offered its closed loop's rate, c-db-epoll fell behind and Vert.x kept up",
+              epoll=epoll_ok, vertx=vertx_ok)
+    if checks(ol, check) and all(f in at_f and set(PIPELINED) <= set(at_f[f].index) for f in (0.5, 0.8, 1.0)):
+        busy = {s: _core_busy(at_f[0.8].loc[s]) for s in PIPELINED}
+        claim(min(busy.values()) > 95, "at 80 % of their capacity both pipelined servers and their database kept the "
+              "core more than 95 % busy", busy=busy)
+        cost = {s: [at_f[f].loc[s].cpu_us_per_req + at_f[f].loc[s].db_cpu_us_per_req for f in (0.5, 0.8, 1.0)]
+                for s in PIPELINED}
+        claim(all(a > b > c for a, b, c in cost.values()), "what a request cost the pipelined servers and their "
+              "database fell from half their capacity to 80 % and again to 100 %", cost=cost)
+        e, v = (closed.ok_rps[s] for s in PIPELINED)
+        p99 = {s: at_f[0.8].loc[s].p99_ms for s in PIPELINED}
+        claim(abs(e / v - 1) < 0.1 and p99["c-db-epoll"] > 3 * p99["java-db-vertx"], "the pipelined servers' "
+              "capacities were within a tenth of each other, and at 80 % of it c-db-epoll's p99 was more than three "
+              "times Vert.x's", capacity=(e, v), p99=p99)
+        x = at_f[1.0].loc["c-db-epoll"]
+        claim((x.cpu_us_per_req + x.db_cpu_us_per_req) * x.offered_rps > 1e6, "at its full capacity c-db-epoll's "
+              "cost per request times the rate offered came to more than one core", need=(x.cpu_us_per_req
+              + x.db_cpu_us_per_req) * x.offered_rps / 1e4)
+    # overload
+    last = at_f.get(top, opened.iloc[:0].set_index("server"))
+    out["db_ol_top_p99"] = span_of(last.p99_ms / 1000, ",.1f", " s")
+    gain = {s: 100 * (last.ok_rps[s] / closed.ok_rps[s] - 1) for s in last.index if s in closed.index}
+    java = {s: g for s, g in gain.items() if s.startswith("java")}
+    c = {s: g for s, g in gain.items() if not s.startswith("java")}
+    out["db_ol_java_gain"] = span_of(java.values(), ".0f", " %")
+    out["db_ol_c_loss"] = markdown(each({f"`{s}`": -g for s, g in c.items()}, ".0f", " %", at=" ")) if c else NA
+    for s in ("java-db-tomcat",):
+        x = last.loc[s] if s in last.index else None
+        out[f"db_ol_{key(s)}_cpu"] = span(closed.cpu_us_per_req.get(s, NAN), x.cpu_us_per_req if x is not None
+                                          else NAN, ",.0f", " µs")
+    if checks(ol, check) and len(last):
+        claim(bool((last.ok_rps < 0.99 * last.offered_rps).all()), f"offered {100 * top:g} % of its capacity, no "
+              "server kept up", answered=dict(last.ok_rps), offered=dict(last.offered_rps))
+        claim(bool((last.apply(_lost, axis=1) < 50).all()), f"offered {100 * top:g} %, every server still answered "
+              "most requests with rows", lost=dict(last.apply(_lost, axis=1)))
+        if java and c:
+            claim(min(java.values()) > 0 > max(c.values()), f"at {100 * top:g} % the Java servers answered more than "
+                  "their closed loop had, the C servers fewer", gain=gain)
+    x = last.loc["c-db-epoll"] if "c-db-epoll" in last.index else None
+    out["db_ol_epoll_timeouts"] = number(100 * x.timeouts / x.offered if x is not None and x.offered else NAN, ".0f")
+    out["db_ol_epoll_dropped"] = number(100 * x.dropped / x.offered if x is not None and x.offered else NAN, ".0f")
+    shed = {s: 100 * x.non2xx / x.offered for s, x in last.iterrows() if x.offered and x.non2xx > 0}
+    out["db_ol_503_said"] = markdown(
+        f"{listing(f'`{s}`' for s in shed)} answered {span_of(shed.values(), '.1f', ' %')} of them with a 503 after "
+        "2 s without a pooled connection" if shed else "no server answered a 503")
+    # c-db-threadpool: 16 workers, 256 connections
+    tp = opened[opened.server == "c-db-threadpool"]
+    lost = tp.apply(_lost, axis=1) if len(tp) else tp.fraction
+    out["db_ol_tp_lost"] = span_of(lost[tp.fraction >= 0.5] if len(tp) else [], ".0f", " %")
+    out["db_ol_tp_served"] = span_of(tp.conns_served, ",.0f")
+    out["db_ol_tp_half_p99"] = number(at(tp, "p99_ms", fraction=0.5), ",.1f")
+    if checks(ol, check) and len(tp):
+        claim(bool((tp.timeouts > 0).all()), "c-db-threadpool's requests timed out at every load",
+              timeouts=dict(zip(tp.fraction, tp.timeouts)))
+    return {**out, **repeats(ol, "db_ol")}
 
 
 def chapter(ds, check: bool | None = None) -> dict:
