@@ -540,7 +540,10 @@ def open_table(ol) -> pd.DataFrame:
             row |= {f"offered {100 * top:g} %: answers/s": x.ok_rps, "p99 (ms)": x.p99_ms,
                     "not answered (%)": _lost(x)}
         rows.append(row)
-    return pd.DataFrame(rows).set_index("server") if rows else pd.DataFrame()
+    if not rows:
+        return pd.DataFrame()
+    T = pd.DataFrame(rows).set_index("server")
+    return T.round({c: 0 for c in T.columns if "answers/s" in c or "requests/s" in c})
 
 
 def _lost(x) -> float:
@@ -596,6 +599,10 @@ def open_loop(ol, check: bool | None = None) -> dict:
             out[f"{k}_core"] = number(_core_busy(x) if x is not None else NAN, ".0f")
             out[f"{k}_query"] = number(x.db_query_us / 1000 if x is not None else NAN, ",.1f")
             out[f"{k}_cost"] = number(x.cpu_us_per_req + x.db_cpu_us_per_req if x is not None else NAN, ",.0f")
+    at80 = at_f.get(0.8, opened.iloc[:0].set_index("server"))
+    out["db_ol_pipes_80_core"] = each({f"`{s}`": _core_busy(at80.loc[s]) for s in PIPELINED if s in at80.index},
+                                      ".0f", " %") or NA
+    out["db_ol_pipes_80_core"] = markdown(out["db_ol_pipes_80_core"])
     if checks(ol, check) and set(PIPELINED) <= set(closed.index) and 1.0 in at_f:
         epoll_ok = 1.0 in set(_on_time(opened[opened.server == "c-db-epoll"]).fraction)
         vertx_ok = 1.0 in set(_on_time(opened[opened.server == "java-db-vertx"]).fraction)
