@@ -16,7 +16,8 @@ from iobench.servers.manifest import CODE
 # bottom to top; a module's layer is the first part of its name under iobench
 LAYERS = ("servers", "run", "load", "data", "kinds", "registry", "book", "__main__")
 # one kind may build on another only where named here: rpc composes the open-loop experiment
-KIND_USES = {("rpc", "openloop"), ("db", "http")}  # the RPC providers under open loop; HTTP load on a database
+KIND_USES = {("rpc", "openloop"), ("db", "http"), ("db", "openloop")}  # the RPC providers under open loop; HTTP
+# load on a database, and the open loop's fractions of capacity on it
 
 
 def modules(root: Path) -> dict[str, Path]:
