@@ -600,9 +600,8 @@ def open_loop(ol, check: bool | None = None) -> dict:
             out[f"{k}_query"] = number(x.db_query_us / 1000 if x is not None else NAN, ",.1f")
             out[f"{k}_cost"] = number(x.cpu_us_per_req + x.db_cpu_us_per_req if x is not None else NAN, ",.0f")
     at80 = at_f.get(0.8, opened.iloc[:0].set_index("server"))
-    out["db_ol_pipes_80_core"] = each({f"`{s}`": _core_busy(at80.loc[s]) for s in PIPELINED if s in at80.index},
-                                      ".0f", " %") or NA
-    out["db_ol_pipes_80_core"] = markdown(out["db_ol_pipes_80_core"])
+    busy80 = {f"`{s}`": _core_busy(at80.loc[s]) for s in PIPELINED if s in at80.index}
+    out["db_ol_pipes_80_core"] = markdown(each(busy80, ".0f", " %")) if busy80 else NA
     if checks(ol, check) and set(PIPELINED) <= set(closed.index) and 1.0 in at_f:
         epoll_ok = 1.0 in set(_on_time(opened[opened.server == "c-db-epoll"]).fraction)
         vertx_ok = 1.0 in set(_on_time(opened[opened.server == "java-db-vertx"]).fraction)
