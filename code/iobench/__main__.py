@@ -51,19 +51,26 @@ def cmd_list(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from iobench.load.drivers import programs
+    from iobench.run.hosts import HostError
     from iobench.run.results import DatasetExists
-    from iobench.run.runner import run
+    from iobench.run.runner import RunFailed, run
 
     try:
         experiment = registry.experiment(args.dataset, servers=args.servers,
                                          with_battery=False if args.no_battery else None)
     except KeyError as exc:
         raise Mistake(exc.args[0]) from None
+    tools = [t for t in (getattr(p, "tool", None) for p in experiment.points(args.profile)) if t]
     try:
         path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
-                   server_cpus=args.server_cpus, client_cpus=args.client_cpus)
-    except DatasetExists as exc:  # refused before anything started
+                   server_cpus=args.server_cpus, client_cpus=args.client_cpus, client_host=args.client_host,
+                   client_programs=programs(tools))
+    except (DatasetExists, HostError) as exc:  # refused before anything started
         raise Mistake(str(exc)) from None
+    except RunFailed as exc:  # every point tried; the lines above name each failed one
+        print(f"error: {exc}; output kept in {exc.kept}, the dataset untouched", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: servers stopped, links removed, captured data untouched", file=sys.stderr)
         return 130
@@ -286,6 +293,15 @@ def address(text: str) -> str:
     return text
 
 
+def ssh_host(text: str):
+    """An SSH destination, [user@]host[:/path/of/the/checkout] (hosts.Host.parse)."""
+    from iobench.run.hosts import Host
+    try:
+        return Host.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def server_id(text: str) -> str:
     """An argparse type: the id of a server the harness can start (iobench list)."""
     if text in manifest.SERVERS or text in manifest.ECHO_SERVERS:
@@ -348,6 +364,10 @@ COMMANDS = [
         _arg("--overwrite", action="store_true", help="replace an existing dataset"),
         SERVER_CPUS,
         _arg("--client-cpus", type=cpu_list, default="1", help="taskset CPU list of the load generator"),
+        _arg("--client-host", type=ssh_host, metavar="[USER@]HOST[:PATH]",
+             help="run the load generators on this SSH destination (the project checked out and built at PATH "
+                  "there, default this checkout's path); the servers listen on the address it reaches this "
+                  "machine at (README: Measure across two machines)"),
         _arg("--no-battery", action="store_true")]),
     ("battery", cmd_battery, "run the conformance battery against one server", [
         HTTP_SERVER, _arg("--cases", nargs="+", type=battery_case), SERVER_CPUS, _arg("--json", action="store_true")]),

@@ -445,6 +445,18 @@ class ClientLoad(Driver):
 DRIVERS: dict[str, Driver] = {d.name: d for d in (Wrk(), Ab(), OpenLoop(), EchoLoad(), Vegeta(), ClientLoad())}
 
 
+# What each generator needs on the machine it runs on (a program on PATH, or a path in the checkout): what
+# hosts.Host.check looks for on a client host before a run.
+PROGRAMS = {"wrk": ("wrk",), "ab": ("ab",), "openloop": (OPENLOOP,), "echo": (ECHOLOAD,),
+            "vegeta": ("code/tools/vegeta-load", ".cache/go/bin/vegeta"),
+            "clientload": ("code/java/clients/target/classes",)}
+
+
+def programs(tools) -> list[str]:
+    """The programs the named generators need, each once, in order."""
+    return list(dict.fromkeys(p for tool in tools for p in PROGRAMS.get(tool, (tool,))))
+
+
 def get(name: str) -> Driver:
     try:
         return DRIVERS[name]

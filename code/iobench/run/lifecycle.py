@@ -235,6 +235,22 @@ class ServerProcess(procs.Started):
             raise ServerError(f"{self.server.id}: GET / answered {got[:80]!r}, expected an HTTP/1.1 200")
         return got
 
+    def lost(self) -> str | None:
+        """Why this server can no longer be measured, in words (None while it runs and its port is open): it exited
+        (its status and last word on stderr), or its listening socket is gone (a connection refused). A connection
+        that only waits (a full backlog) is not a loss: it is what some points measure."""
+        if self.proc is None:
+            return None
+        code = self.proc.poll()
+        if code is not None:
+            said = next((line for line in reversed(self.stderr_tail(600).splitlines()) if line.strip()), "")
+            return (f"{self.server.id} {'died' if code < 0 else 'exited by itself'} ({procs.exit_status(code)})"
+                    + (f"; its last word on stderr: {said.strip()}" if said else ""))
+        if self.port and self.server.verify is not Verify.BY_EXPERIMENT and procs.port_refuses(self.opts.host,
+                                                                                                 self.port):
+            return f"{self.server.id} is running but refuses connections on port {self.port}"
+        return None
+
     def stdout_tail(self) -> bytes:
         """The last 50 lines the server printed (complete once it stopped)."""
         return b"".join(self._stdout_tail)

@@ -101,6 +101,14 @@ def port_is_listening(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+def port_refuses(host: str, port: int, timeout_s: float = 2.0) -> bool:
+    """True when nothing listens on host:port any more (the connection is refused); a connection that is accepted,
+    or only waits (a full backlog), is not a refusal."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout_s)
+        return s.connect_ex((host, port)) == errno.ECONNREFUSED
+
+
 # ---- start ------------------------------------------------------------------------------
 
 def _die_with_parent() -> None:

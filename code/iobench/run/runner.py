@@ -17,11 +17,10 @@ leaves the captured dataset untouched (results.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import os
-import resource
 import secrets
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,10 +28,11 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from iobench.run import limits, metadata, profiles, sampler
+from iobench.run.hosts import Host, check_cpus, cpu_list, run_here  # noqa: F401 (cpu_list: the runner's too)
 from iobench.run.lifecycle import ServerProcess, Unsupported
 from iobench.run.profiles import PROFILES, Profile
 from iobench.run.results import OUTLIER_FRACTION, DatasetWriter, check_destination, raw_text
-from iobench.servers.manifest import ROOT, Server, ServerOptions
+from iobench.servers.manifest import Server, ServerOptions
 
 GENERATOR_BOUND_PCT = 90.0   # a load generator thread this busy is the bottleneck
 NOISY_FOREIGN_CORES = 0.25   # other work on the machine during a measurement
@@ -77,30 +77,6 @@ def wait_quiet(max_wait_s: float) -> float:
     return busy
 
 
-def cpu_list(cpus: str) -> list[int]:
-    """The CPUs a taskset list names ("1", "0-1", "1,3"), in order; ValueError for anything else."""
-    found: list[int] = []
-    for part in cpus.split(","):
-        lo, dash, hi = part.strip().partition("-")
-        if not lo.isdigit() or (dash and not hi.isdigit()) or (dash and int(hi) < int(lo)):
-            raise ValueError(f"{cpus!r} is not a CPU list (examples: 1, 0-1, 0,2)")
-        found += range(int(lo), int(hi or lo) + 1)
-    return found
-
-
-def check_cpus(cpus: str | None, flag: str = "CPU list") -> None:
-    """Refuse (ValueError) a CPU list that names a CPU this process may not run on (not online, or outside its
-    affinity): taskset would fail only once the server or generator starts."""
-    if not cpus:
-        return
-    allowed = sorted(os.sched_getaffinity(0))
-    missing = sorted(set(cpu_list(cpus)) - set(allowed))
-    if missing:
-        raise ValueError(f"{flag} {cpus}: CPU {', '.join(map(str, missing))} "
-                         f"{'is' if len(missing) == 1 else 'are'} not among this machine's usable CPUs "
-                         f"({','.join(map(str, allowed))})")
-
-
 def cpu_count(cpus: str | None) -> int:
     """How many CPUs a taskset list names ("1", "0-1", "1,3"); all of them when unpinned."""
     if not cpus:
@@ -117,20 +93,9 @@ def generator_bound(client_cpu_pct: float, threads: int, client_cpus: str | None
 # ---- one load generator run -------------------------------------------------------------------
 
 def run_load(argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, float, float]:
-    """Run a load generator; return (output, exit code, its CPU seconds, wall seconds)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
-        output, code = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        output, code = out + f"\n[iobench] killed after {timeout_s:.0f} s\n", -9
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return output, code, cpu, wall
+    """Run a load generator on this machine; return (output, exit code, its CPU seconds, wall seconds)."""
+    ran = run_here(argv, env, timeout_s)
+    return ran.output, ran.code, ran.cpu_s, ran.wall_s
 
 
 def now() -> str:
@@ -281,6 +246,18 @@ class Experiment:
         """What the progress line says of a measured row (the runner adds its label and flags)."""
         return ""
 
+    ok_column: str = "ok"  # the column that says a point's run succeeded (its kind's table's)
+
+    def across_hosts(self, run: "Run") -> str | None:
+        """Why these points cannot put their load on another machine (None: they can): what they run from this
+        machine beside the generator (a link of its own, idle connections), said as "it ..."."""
+        return None
+
+    def unmeasured(self, at: Serving, point, why: str) -> dict:
+        """The row of a point not measured (its server was lost before it): the point's own columns, failed, why."""
+        fields = dataclasses.asdict(point) if dataclasses.is_dataclass(point) else {}
+        return {**{k: v for k, v in fields.items() if k in self.columns}, self.ok_column: False, "failure": why}
+
     def after_stop(self, run: "Run", at: Serving, rows: list[dict]) -> None:
         """After the server stopped (rows_after_stop): complete its rows from what it left on exit."""
 
@@ -305,10 +282,25 @@ class Run:
     commands: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     measured: Measured | None = None  # what measure_load sampled for the point being measured (None: nothing yet)
+    faults: list = field(default_factory=list)  # a server lost during the run: (server, repeat, point label, why)
+    client: Host = field(default_factory=Host)  # where the load generators run (this machine unless told)
+    client_lost: str | None = None  # the client host's connection failed during the point being measured: why
 
     @property
     def host(self) -> str:
-        return self.link.server_host if self.link is not None else "127.0.0.1"
+        """The address the servers bind and the load goes to: loopback; behind a link, the server's side of it;
+        with a client host, the address that host reaches this machine at."""
+        if self.link is not None:
+            return self.link.server_host
+        return self.meta.get("hosts", {}).get("client", {}).get("server_address", "127.0.0.1")
+
+    def load(self, argv: list[str], env: dict, timeout_s: float) -> tuple[str, int, float, float, float | None]:
+        """Run a load generator where the client runs (here, or the client host): output, exit code, its CPU and
+        wall seconds, and its cores' steal where counted there (None: here, where the sampler counts it)."""
+        ran = self.client.run(argv, env, timeout_s, outputs=self.writer.staging)
+        if ran.lost:
+            self.client_lost = self.client_lost or ran.lost
+        return ran.output, ran.code, ran.cpu_s, ran.wall_s, ran.steal_s
 
     @property
     def netns(self) -> str | None:
@@ -330,7 +322,7 @@ class Run:
         for w in range(1, max(1, round(seconds / window)) + 1):
             argv, env = load(window)
             started = now()
-            output, code, _, _ = run_load(argv, env, window + 60)
+            output, code, _, _, _ = self.load(argv, env, window + 60)
             self.writer.write_raw(stem(w) + ".txt", raw_text(argv, env, output, code, started))
 
     def measure_load(self, srv: ServerProcess, stem: str, load: Load, probes: dict[str, Probe] | None = None,
@@ -342,28 +334,32 @@ class Run:
         warmup_s = self.profile.warmup_s if warmup_s is None else warmup_s
         if load.warmup:
             started = now()
-            output, code, _, _ = run_load(load.warmup, load.env, warmup_s + 60)
+            output, code, _, _, _ = self.load(load.warmup, load.env, warmup_s + 60)
             self.writer.write_raw(stem + ".warmup.txt", raw_text(load.warmup, load.env, output, code, started))
 
         wait_quiet(self.profile.quiet_wait_s)
-        cpus = ",".join(c for c in (self.server_cpus, self.client_cpus) if c) or None
+        here = self.client.local  # the generator on this machine: its cores are sampled here, its CPU is not foreign
+        cpus = ",".join(c for c in (self.server_cpus, self.client_cpus if here else None) if c) or None
         loop_before = sampler.core_loop_ms(cpus)
         started = now()
         for p in probes.values():
             p.start()
         companions = srv.companions()
         before = {name: group.usage_s() for name, group in companions.items()}
-        sampling = sampler.GroupSampler(srv.pid, srv.cpu_group, self.server_cpus, self.client_cpus).start()
-        output, code, client_cpu, wall = run_load(load.measured, load.env, load.timeout_s)
+        sampling = sampler.GroupSampler(srv.pid, srv.cpu_group, self.server_cpus,
+                                        self.client_cpus if here else None).start()
+        output, code, client_cpu, wall, client_steal = self.load(load.measured, load.env, load.timeout_s)
         usage = sampling.stop()
+        if not here:
+            usage = dataclasses.replace(usage, client_steal_s=client_steal)
         companions_cpu = {name: group.usage_s() - before[name] for name, group in companions.items()}
         kept = {name: p.stop() for name, p in probes.items()}
         loop_after = sampler.core_loop_ms(cpus)
         raw_file = self.writer.write_raw(stem + ".txt", raw_text(load.measured, load.env, output, code, started))
         self.commands.append({"raw_file": raw_file, "env": load.env, "argv": metadata.portable(load.measured)})
         client_pct = 100.0 * client_cpu / wall if wall > 0 else 0.0
-        others = sum(companions_cpu.values())
-        foreign = (max(0.0, (usage.system_busy_s - usage.cpu_s - client_cpu - others) / usage.wall_s)
+        others = sum(companions_cpu.values()) + (client_cpu if here else 0.0)
+        foreign = (max(0.0, (usage.system_busy_s - usage.cpu_s - others) / usage.wall_s)
                    if usage.wall_s else 0.0)
         self.measured = Measured(output, code, raw_file, started, usage, client_cpu, client_pct,
                                  generator_bound(client_pct, load.threads, self.client_cpus), foreign, kept,
@@ -383,36 +379,56 @@ class Run:
         if twice:
             raise ValueError(f"{type(self.experiment).__name__}.measure returned {', '.join(twice)}: "
                              "the runner adds those to every row")
-        return {**{k: v for k, v in added.items() if k in self.writer.columns}, **measured}
+        row = {**{k: v for k, v in added.items() if k in self.writer.columns}, **measured}
+        if not succeeded(row, self.experiment.ok_column):  # a failed run's CPU says nothing of its generator or machine
+            row.update({k: False for k, _ in FLAGS if k in row})
+        return row
 
 
 # ---- the lifecycle -------------------------------------------------------------------------
 
 def run(experiment: Experiment, profile_name: str, dest: Path | None = None, overwrite: bool = False,
         server_cpus: str | None = "0", client_cpus: str | None = "1",
-        progress: Callable[[str], None] | None = None) -> Path:
-    """Measure an experiment under the smoke or full profile; return the dataset's folder."""
+        progress: Callable[[str], None] | None = None, client_host: Host | None = None,
+        client_programs: Sequence[str] = ()) -> Path:
+    """Measure an experiment under the smoke or full profile; return the dataset's folder. With a client host (an
+    SSH destination: hosts.py) every load generator runs there, pinned to client_cpus there, and needs
+    client_programs there."""
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(experiment.dataset)
+    client = client_host or Host()
     # Before anything starts: the pinning, and where the run may write (profiles.DATA read now: a test's copy).
     check_cpus(server_cpus, "--server-cpus")
-    check_cpus(client_cpus, "--client-cpus")
+    if client.local:
+        check_cpus(client_cpus, "--client-cpus")
     scratch = profile_name != "full"
     replacing = check_destination(dest, profiles.DATA, scratch=scratch, overwrite=overwrite)
     if replacing and not scratch:
         progress(f"this run replaces {dest} ({replacing}) once it finishes; until then it stays as it is")
     run_id = new_run_id()
     nofile = limits.raise_nofile()  # before anything starts: servers and generators inherit it
+    r = Run(experiment, profile, None, run_id, experiment.points(profile_name), server_cpus, client_cpus,
+            progress, client=client)
+    hosts = {}
+    if not client.local:  # the other machine answers and has what the points need there (HostError: what not)
+        why = experiment.across_hosts(r)
+        if why:
+            from iobench.run.hosts import HostError
+            raise HostError(f"--client-host: {experiment.dataset} cannot put its load on another machine: {why}")
+        try:
+            hosts = {"server": {"where": "this machine: the harness, the server and what is sampled beside it"},
+                     "client": client.check(list(client_programs), client_cpus)}
+        finally:
+            client.close()  # opened again by the first load
     writer = DatasetWriter(dest, run_id, experiment.columns, overwrite=overwrite or scratch)
-    r = Run(experiment, profile, writer, run_id, experiment.points(profile_name), server_cpus, client_cpus,
-            progress)
+    r.writer = writer
     r.meta = metadata.collect(
         dataset=experiment.dataset, description=experiment.description, run_id=run_id, profile=asdict(profile),
         started_at=now(), pinning={"server_cpus": server_cpus, "client_cpus": client_cpus},
         thresholds={"generator_bound_pct": GENERATOR_BOUND_PCT, "noisy_foreign_cores": NOISY_FOREIGN_CORES,
                     "quiet_cores": QUIET_CORES, "time_wait_drained": experiment.time_wait_drained},
-        limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]})
+        limits={**limits.snapshot(), "nofile_raised_from": nofile["before"]}, **({"hosts": hosts} if hosts else {}))
     r.meta.update(experiment.meta(r))
     try:
         total = profile.repeats * experiment.measurements(r, r.points)
@@ -431,6 +447,17 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
                 if link is not None:
                     r.meta["links"][name]["after"] = link.settings()
                 r.link = None
+        if r.faults:  # the battery is not run against a run that lost a server; its output is kept apart
+            summary = failed_summary(experiment, writer.rows)
+            r.meta.update(finished_at=now(), unsupported=r.unsupported, stops=r.stops, load_commands=r.commands,
+                          faults=[dict(zip(("server", "repeat", "point", "why"), f)) for f in r.faults])
+            writer.write_json("meta.json", r.meta)
+            kept = writer.abandon("a server or the client host was lost:\n" + "\n".join(summary))
+            for line in summary:
+                progress(f"failed: {line}")
+            progress(f"run failed: a server or the client host was lost; its output is kept in {kept}; "
+                     f"{dest} untouched")
+            raise RunFailed(r.faults, summary, kept)
         experiment.finish(r)
         if experiment.outlier_keys:
             for row in writer.flag_outliers(experiment.outlier_keys, experiment.outlier_value):
@@ -439,20 +466,77 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
                          f"{100 * OUTLIER_FRACTION:.0f}% from its point's median ({row['raw_file']})")
         r.meta.update(finished_at=now(), unsupported=r.unsupported, stops=r.stops, load_commands=r.commands)
         writer.write_json("meta.json", r.meta)
+        for line in failed_summary(experiment, writer.rows):
+            progress(f"failed (as measured, the server alive): {line}")
         return writer.commit()
+    except RunFailed:
+        raise
     except BaseException as exc:
         failed = writer.abandon(f"{exc.__class__.__name__}: {exc}")
         progress(f"run abandoned ({exc.__class__.__name__}); partial output kept in {failed}; {dest} untouched")
         raise
+    finally:
+        client.close()
+
+
+def _yes(v) -> bool:
+    """None and a CSV's NaN are no."""
+    return v is not None and v == v and bool(v)
+
+
+def succeeded(row: dict, ok_column: str = "ok") -> bool:
+    """Whether a row's run succeeded, by its kind's column (ok, or ok_run where ok counts answers)."""
+    return _yes(row.get(ok_column))
 
 
 def progress_line(ex: Experiment, label: str, row: dict) -> str:
     """The line a reader watches for a row: words (n/a) where a value does not exist, never None or NaN."""
     failure = row.get("failure") if isinstance(row.get("failure"), str) else ""
-    def yes(v):  # None and a CSV's NaN are no
-        return v is not None and v == v and bool(v)
-    return (f"{label}: " + (ex.progress_text(row) if yes(row["ok"]) else f"FAILED {failure or 'no reason recorded'}")
-            + "".join(f"  {flag}" for k, flag in FLAGS if yes(row.get(k))))
+    return (f"{label}: " + (ex.progress_text(row) if succeeded(row, ex.ok_column)
+                            else f"FAILED {failure or 'no reason recorded'}")
+            + "".join(f"  {flag}" for k, flag in FLAGS if _yes(row.get(k))))
+
+
+class RunFailed(Exception):
+    """A run during which a server, or the client host's connection, was lost: every point was tried, its output
+    kept apart (`kept`), the dataset untouched; `faults` are (server, repeat, point, why), `failed` every failed
+    point's line."""
+
+    def __init__(self, faults: list, failed: list[str], kept: Path):
+        lost = sorted({f"{server} (repeat {repeat})" for server, repeat, _, _ in faults})
+        super().__init__(f"{len(faults)} point{'s' if len(faults) != 1 else ''} not measured or cut short, "
+                         f"at {', '.join(lost)}: {faults[0][3]}{' (and more: above)' if len(faults) > 1 else ''}")
+        self.faults, self.failed, self.kept = faults, failed, kept
+
+
+def failed_summary(ex: Experiment, rows: list[dict]) -> list[str]:
+    """One line per failed row: which server, repeat and point, and why (the end of a run says them all)."""
+    return [f"{row.get('server', '?')} rep {row.get('repeat', '?')}"
+            f"{' ' + row['raw_file'] if isinstance(row.get('raw_file'), str) and row['raw_file'] else ''}: "
+            f"{row.get('failure') if isinstance(row.get('failure'), str) else 'no reason recorded'}"
+            for row in rows if not succeeded(row, ex.ok_column)]
+
+
+def _measure(r: Run, at: Serving, point) -> tuple[dict, str | None, str | None]:
+    """Measure one point; a server lost meanwhile, or the client host's connection, fails the point with that cause,
+    whatever the load made of it (an error raised because of it is that loss too). Returns the row, the server's
+    loss (None: it still serves) and the fault (the server's loss or the connection's; None: none)."""
+    ex = r.experiment
+    r.client_lost = None
+    try:
+        measured = ex.measure(r, at, point)
+    except Exception:
+        lost = at.srv.lost()
+        fault = lost or r.client_lost
+        if not fault:
+            raise
+        r.measured = None
+        return r.row(at, ex.unmeasured(at, point, f"cut short: {fault} during this point")), lost, fault
+    lost = at.srv.lost()
+    fault = lost or r.client_lost
+    if fault:
+        measured = {**measured, ex.ok_column: False, "failure": f"cut short: {fault} during this point"}
+    return r.row(at, measured), lost, fault
 
 
 def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
@@ -465,21 +549,36 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
     def report(label: str, row: dict) -> None:
         r.writer.add_row(row)
         r.progress(progress_line(ex, label, row))
+    lost: str | None = None  # why the server can no longer be measured, once it cannot
     try:
         with ServerProcess(turn.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
             at = Serving(turn, repeat, srv)
-            with ex.alongside(r, at) as beside:
-                at.alongside = beside
-                ex.verify(r, at)
-                for point in turn.points:
-                    done += 1
-                    label = f"[{done}/{total}] {turn.server.id:20s} {point.label():28s} rep {repeat}"
-                    r.measured = None
-                    row = r.row(at, ex.measure(r, at, point))
-                    if ex.rows_after_stop:
-                        rows.append((label, row))
-                    else:
-                        report(label, row)
+            try:
+                with ex.alongside(r, at) as beside:
+                    at.alongside = beside
+                    ex.verify(r, at)
+                    for point in turn.points:
+                        done += 1
+                        label = f"[{done}/{total}] {turn.server.id:20s} {point.label():28s} rep {repeat}"
+                        r.measured = None
+                        lost = lost or srv.lost()  # before each point: still alive, still listening?
+                        if lost:
+                            row, fault = r.row(at, ex.unmeasured(at, point, f"not measured: {lost}")), lost
+                        else:
+                            row, lost, fault = _measure(r, at, point)
+                        if fault:
+                            r.faults.append((turn.server.id, repeat, point.label(), fault))
+                        if ex.rows_after_stop:
+                            rows.append((label, row))
+                        else:
+                            report(label, row)
+            except Exception:
+                lost = lost or srv.lost()
+                if not lost:
+                    raise
+                # what was beside the server, or its verification, failed because the server went: said as that
+                r.faults.append((turn.server.id, repeat, "(start of its turn)", lost))
+                r.progress(f"{turn.server.id} rep {repeat}: {lost}; its remaining points not measured")
             at.alongside = None
     except Unsupported as exc:
         r.unsupported[turn.server.id] = str(exc)
@@ -489,7 +588,9 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
                     "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
                     "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
                     **({"stderr_tail": metadata.portable_text(tail)} if (tail := srv.stderr_tail(800)) else {})})
-    if srv.exit_code != 0:
+    if lost:
+        r.progress(f"{turn.server.id} rep {repeat}: lost ({lost}); the next turn starts a server of its own")
+    elif srv.exit_code != 0:
         if ex.require_clean_exit:
             raise RuntimeError(f"{turn.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "
                                f"{srv.stderr_tail()}")

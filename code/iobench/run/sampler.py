@@ -323,9 +323,9 @@ class GroupSampler:
 
 # ---- who was served: the load generator's connections, seen by the kernel -----------------------
 
-def parse_ss(text: str) -> dict[int, int]:
-    """`ss -tinHe` output -> {socket inode: bytes received}. Each socket is a line with
-    `ino:N`, then an indented line of TCP info, where ss leaves bytes_received out while
+def parse_ss(text: str, field: str = "bytes_received") -> dict[int, int]:
+    """`ss -tinHe` output -> {socket inode: bytes received} (or the TCP info field named). Each socket is a line
+    with `ino:N`, then an indented line of TCP info, where ss leaves bytes_received (bytes_acked) out while
     it is 0."""
     out: dict[int, int] = {}
     ino = None
@@ -336,7 +336,7 @@ def parse_ss(text: str) -> dict[int, int]:
             if ino is not None:
                 out[ino] = 0
         elif ino is not None:
-            m = re.search(r"\bbytes_received:(\d+)", line)
+            m = re.search(rf"\b{field}:(\d+)", line)
             if m:
                 out[ino] = int(m.group(1))
     return out
@@ -371,9 +371,15 @@ class ConnSampler:
     bytes_received. wrk and ab count only what completes: a connection that never got an
     answer is invisible in their output, but not to the kernel."""
 
-    def __init__(self, port: int, interval_s: float = 0.5, cpus: str | None = None, src: str | None = None):
+    def __init__(self, port: int, interval_s: float = 0.5, cpus: str | None = None, src: str | None = None,
+                 server_side: bool = False):
         # src: only the generator's connections from this address (idle ones come from others)
         only = f"( dport = :{port} and src {src} )" if src else f"( dport = :{port} )"
+        # server_side (the generator on another machine): the server's own sockets, and of each the bytes the
+        # generator acknowledged (the responses it received, but for those still in flight)
+        self.field = "bytes_acked" if server_side else "bytes_received"
+        if server_side:
+            only = f"( sport = :{port} )"
         self.argv = (["taskset", "-c", cpus] if cpus else []) + ["ss", "-tinHe", "state", "established", only]
         self.interval_s = interval_s
         self.received: dict[int, int] = {}
@@ -387,7 +393,7 @@ class ConnSampler:
 
     def sample(self) -> None:
         out = subprocess.run(self.argv, capture_output=True, text=True, timeout=10).stdout
-        for ino, b in parse_ss(out).items():
+        for ino, b in parse_ss(out, self.field).items():
             self.received[ino] = max(b, self.received.get(ino, 0))
         self.samples += 1
 

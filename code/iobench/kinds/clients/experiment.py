@@ -48,6 +48,7 @@ class ClientExperiment(Experiment):
     columns = COLUMNS
     outlier_keys = tuple(KEYS)
     outlier_value = "achieved_rps"
+    ok_column = "ok_run"  # its ok counts the answers
     require_clean_exit = True
 
     def __init__(self, plan: ClientPlan, with_battery: bool | None = None):  # a client is measured: no battery
@@ -69,6 +70,11 @@ class ClientExperiment(Experiment):
                          "shipped_connections": SHIPPED_CONNECTIONS},
                 "servers": {self.server.id: {"model": self.server.model, "lang": self.server.lang,
                                              "summary": self.server.summary}}}
+
+    def across_hosts(self, run: Run) -> str | None:
+        if any(p.link_rtt_ms for p in run.points):
+            return "some of its points run behind a delay link it makes on this machine"
+        return None
 
     def networks(self, run: Run):
         """Loopback, then (when the plan has such points) the server behind a delay link, whose

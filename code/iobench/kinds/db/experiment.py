@@ -161,6 +161,10 @@ class DbExperiment(HttpExperiment):
         """What an open point shares with the closed one whose capacity it is a fraction of."""
         return (point.path, point.db_pool, point.connections)
 
+    def unmeasured(self, at: runner.Serving, point: DbPoint, why: str) -> dict:
+        return {**super().unmeasured(at, point, why), "path": point.path, "loop": point.loop,
+                "fraction": point.fraction, "db_pool": self.pool_of(at.srv.server.id, point)}
+
     def measure(self, run: Run, at: runner.Serving, point: DbPoint) -> dict:
         """A point of a server that resizes in place gets its pool first (before its warm-up, which fills it). A closed
         point's 200s per second are the capacity the open points after it are fractions of; an open point whose closed

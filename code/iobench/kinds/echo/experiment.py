@@ -108,6 +108,9 @@ class EchoExperiment(Experiment):
                                                            "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem")},
                 "skipped": self.skipped}
 
+    def across_hosts(self, run: Run) -> str | None:
+        return "it checks its servers and captures packets from this machine (and makes a veth link of its own)"
+
     def networks(self, run: Run):
         lo = [p for p in run.points if p.link == "lo"]
         veth = [p for p in run.points if p.link == "veth"]

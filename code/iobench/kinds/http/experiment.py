@@ -283,7 +283,8 @@ class HttpExperiment(Experiment):
                     env=driver.env(spec), threads=spec.threads, timeout_s=measured_s * 4 + 120)
         # in an idle study, the busy connections are told apart by their address (127.0.0.1)
         busy_from = "127.0.0.1" if held is not None else None
-        m = run.measure_load(srv, stem, load, {"conns": _ConnProbe(srv.port, run.client_cpus, busy_from),
+        conns = _ConnProbe(srv.port, run.client_cpus, busy_from, server_side=not run.client.local)
+        m = run.measure_load(srv, stem, load, {"conns": conns,
                                                "tcp": TcpProbe(run.netns), **self.more_probes(srv, point)})
         result = driver.parse(m.output, m.code)
         received, samples = m.probes["conns"]
@@ -320,6 +321,16 @@ class HttpExperiment(Experiment):
         """The columns a kind built on this one adds to a row (its database's CPU, say)."""
         return {}
 
+    def across_hosts(self, run: Run) -> str | None:
+        if self.plan.link_rtt_ms:
+            return "it measures behind a delay link it makes on this machine"
+        if self.plan.holds_idle:
+            return "it holds its idle connections from this machine"
+        return None
+
+    def unmeasured(self, at: Serving, point: Point, why: str) -> dict:
+        return {**point_columns(point), "ok": False, "failure": why}
+
     def progress_text(self, row: dict) -> str:
         served = (f"served {number(row['conns_served'])}/{row['connections']}  "
                   if number(row["conns_served"]) != "n/a" else "")
@@ -355,8 +366,8 @@ class HttpExperiment(Experiment):
 class _ConnProbe(runner.Probe):
     """Bytes the kernel received per connection (who was served), sampled over the run."""
 
-    def __init__(self, port: int, cpus: str | None, src: str | None = None):
-        self.sampler = sampler.ConnSampler(port, cpus=cpus, src=src)
+    def __init__(self, port: int, cpus: str | None, src: str | None = None, server_side: bool = False):
+        self.sampler = sampler.ConnSampler(port, cpus=cpus, src=src, server_side=server_side)
 
     def start(self) -> None:
         self.sampler.start()

@@ -75,6 +75,7 @@ class OpenExperiment(Experiment):
     outlier_keys = tuple(KEYS)
     outlier_value = "achieved_rps"
     require_clean_exit = True
+    ok_column = "ok_run"  # its ok counts the answers
 
     def __init__(self, plan: OpenPlan, with_battery: bool | None = None, *, load: OpenLoad | None = None):
         # the open loop runs no battery: its servers are the closed loop's, whose datasets run it

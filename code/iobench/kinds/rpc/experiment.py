@@ -42,7 +42,7 @@ from iobench.load.rpcwire import ANSWERS, CALLS, call, protocol
 from iobench.run import jvmlog, jvmmem, metadata
 from iobench.run.lifecycle import ServerError, ServerProcess
 from iobench.run.results import raw_text
-from iobench.run.runner import Experiment, Run, Serving, Turn, now, run_load
+from iobench.run.runner import Experiment, Run, Serving, Turn, now
 from iobench.servers import http, manifest
 from iobench.servers.manifest import ROOT, ServerOptions
 
@@ -116,6 +116,7 @@ class RpcExperiment(Experiment):
     outlier_keys = tuple(KEYS)
     outlier_value = OpenExperiment.outlier_value
     require_clean_exit = OpenExperiment.require_clean_exit
+    ok_column = OpenExperiment.ok_column
 
     def __init__(self, plan: RpcPlan, with_battery: bool | None = None):
         self.plan = plan
@@ -235,7 +236,7 @@ class RpcExperiment(Experiment):
         argv = run.client_prefix + drivers.get("openloop").argv(spec, srv.url)
         Path(f"{out}.start").touch()
         started = now()
-        output, code, _, _ = run_load(argv, {}, window + 60)
+        output, code, _, _, _ = run.load(argv, {}, window + 60)
         run.writer.write_raw(f"{srv.server.id}/flame-load.txt", raw_text(argv, {}, output, code, started))
         deadline = time.monotonic() + 15
         while not (out.exists() and folded.exists()) and time.monotonic() < deadline:

@@ -1,0 +1,355 @@
+"""Hosts: where the load generator runs - this machine, or another one reached over SSH.
+
+The harness runs on the server's machine (the server, its database, their CPU, memory and kernel counters are read
+where they run, as in a local capture); with a client host, every load generator the runner starts runs there:
+
+    client = Host.parse("alice@laptop:/home/alice/iom")   # the checkout's path there; default: the same as here
+    facts = client.check(tools=["wrk"], cpus="1")   # that machine's metadata, or HostError naming what is missing
+    ran = client.run(["taskset", "-c", "1", "wrk", ...], env, timeout_s=60, outputs=staging)
+    client.close()                                  # the shared SSH connection goes; nothing is left running there
+
+Over SSH (the OpenSSH client): one shared connection per host (ControlMaster, closed at the end), BatchMode (keys
+and known hosts come from the user's own SSH set-up, or the file IOBENCH_SSH_CONFIG names; the project stores no
+credentials and never prompts), keep-alives and a connect timeout (a connection that drops ends the command with
+exit 255 within seconds; it never hangs). On the other side `python -m iobench.run.hosts exec` runs the command in
+the checkout there: the argv's paths into this checkout become paths into that one, files the generator writes under
+`outputs` (its histograms) are written there and sent back, its CPU time and its cores' steal are counted there, and
+it is killed when the connection goes (its stdin closes). Latency is measured on the generator's own clock: no
+two clocks are ever compared.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iobench.run import metadata
+from iobench.servers.manifest import ROOT
+
+EXIT_SSH = 255                # what ssh exits with when the connection fails or drops
+MARK = "@@iobench-host "      # the line the other side ends its output with: its counts and files, as JSON
+CONNECT_TIMEOUT_S = 10
+ALIVE_INTERVAL_S, ALIVE_COUNT = 2, 3  # a silent connection is given up after about 6 s
+
+
+class HostError(Exception):
+    """A host the run cannot use: unreachable, or missing what the run needs (said in one line)."""
+
+
+@dataclass
+class Ran:
+    """One command's run: its output (stdout and stderr as one), exit code, CPU and wall seconds, and the steal of
+    the cores it was pinned to (None: not pinned, or not counted)."""
+    output: str
+    code: int
+    cpu_s: float
+    wall_s: float
+    steal_s: float | None = None
+    lost: str | None = None  # the connection to the host failed or dropped: what ssh said
+
+
+def _killed_note(timeout_s: float) -> str:
+    return f"\n[iobench] killed after {timeout_s:.0f} s\n"
+
+
+def pinned_cpus(argv: list[str]) -> str | None:
+    """The CPU list a command line pins itself to (taskset -c LIST ...), if any."""
+    for i, a in enumerate(argv[:-2]):
+        if a == "taskset" and argv[i + 1] == "-c":
+            return argv[i + 2]
+    return None
+
+
+@dataclass
+class Host:
+    """A machine a role runs on: this one (dest None) or an SSH destination with the project's checkout at `root`."""
+    dest: str | None = None
+    root: str = str(ROOT)
+    config: str | None = field(default_factory=lambda: os.environ.get("IOBENCH_SSH_CONFIG") or None)
+    _control: str | None = None
+
+    @classmethod
+    def parse(cls, text: str | None) -> "Host":
+        """"[user@]host[:path]" (an SSH destination, or a Host of the SSH config; the checkout's path there, default
+        this checkout's); None or "local": this machine. ValueError for anything else."""
+        if text is None or text == "local":
+            return cls()
+        dest, colon, path = text.partition(":")
+        if not re.fullmatch(r"(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+", dest):
+            raise ValueError(f"{text!r} is not an SSH destination ([user@]host, optionally :/path/of/the/checkout)")
+        if colon and not path.startswith("/"):
+            raise ValueError(f"{text!r}: the checkout's path on that host must be absolute (host:/path)")
+        return cls(dest=dest, root=path.rstrip("/") or str(ROOT) if colon else str(ROOT))
+
+    @property
+    def local(self) -> bool:
+        return self.dest is None
+
+    def __str__(self) -> str:
+        return "this machine" if self.local else self.dest
+
+    # -- SSH ----------------------------------------------------------------------------------
+    def ssh(self, remote: list[str]) -> list[str]:
+        """The ssh command line that runs `remote` (an argv) in the checkout on this host."""
+        if self._control is None:
+            self._control = tempfile.mkdtemp(prefix="iom-ssh-")
+        options = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+                   "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-o", f"ServerAliveCountMax={ALIVE_COUNT}",
+                   "-o", "ControlMaster=auto", "-o", "ControlPersist=120",
+                   "-o", f"ControlPath={self._control}/%C", "-o", "LogLevel=ERROR"]
+        if self.config:
+            options = ["-F", self.config] + options
+        command = f"cd {shlex.quote(self.root)} && exec {shlex.join(remote)}"
+        return ["ssh", *options, self.dest, "--", command]
+
+    def python(self, *args: str) -> list[str]:
+        """`python -m iobench.run.hosts ARGS` in the checkout there, with its environment's Python."""
+        return self.ssh(["env", "PYTHONPATH=code", ".venv/bin/python", "-m", "iobench.run.hosts", *args])
+
+    def close(self) -> None:
+        """End the shared connection (its ssh process here) and forget it."""
+        if self._control is None:
+            return
+        if not self.local:
+            subprocess.run(self.ssh(["true"])[:-3] + ["-O", "exit", self.dest], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+        shutil.rmtree(self._control, ignore_errors=True)
+        self._control = None
+
+    # -- checks -------------------------------------------------------------------------------
+    def check(self, tools: list[str], cpus: str | None) -> dict:
+        """Before a run: the host answers over SSH, has this commit of the project built (the same commit, its tree
+        clean or not as here), the tools the plan's load needs and the CPUs it is pinned to. Returns its metadata
+        (machine, versions, git, usable CPUs, descriptor limit); HostError says everything missing at once."""
+        if self.local:
+            return {}
+        try:
+            p = subprocess.run(self.python("check", json.dumps({"tools": tools, "cpus": cpus})),
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=CONNECT_TIMEOUT_S * 3 + 30)
+        except subprocess.TimeoutExpired:
+            raise HostError(f"--client-host {self.dest}: no answer over SSH within "
+                            f"{CONNECT_TIMEOUT_S * 3 + 30} s") from None
+        if p.returncode == EXIT_SSH:
+            raise HostError(f"--client-host {self.dest}: not reachable over SSH (keys, known hosts and "
+                            f"IOBENCH_SSH_CONFIG are the user's own): {p.stderr.strip()[-300:]}")
+        if p.returncode != 0 or not p.stdout.strip():
+            raise HostError(f"--client-host {self.dest}: the project's harness did not run in {self.root} there "
+                            f"(exit {p.returncode}; is the checkout there, built with make ready?): "
+                            f"{(p.stderr or p.stdout).strip()[-300:]}")
+        facts = json.loads(p.stdout.strip().splitlines()[-1])
+        here = metadata.git()
+        missing = list(facts.pop("missing"))
+        if here.get("commit") and facts["git"].get("commit") != here["commit"]:
+            missing.append(f"the same commit of the project (here {here['commit'][:12]}, "
+                           f"there {str(facts['git'].get('commit'))[:12]})")
+        if missing:
+            raise HostError(f"--client-host {self.dest} ({self.root}) lacks: " + "; ".join(missing))
+        return {"ssh": self.dest, "root": self.root, **facts}
+
+    # -- run ----------------------------------------------------------------------------------
+    def run(self, argv: list[str], env: dict, timeout_s: float, outputs: Path | None = None) -> Ran:
+        """Run a load generator on this host until it ends (killed after timeout_s); files it writes under
+        `outputs` (a folder here) arrive there as if it had run here."""
+        if self.local:
+            return run_here(argv, env, timeout_s)
+        payload = {"argv": argv, "env": env, "root": str(ROOT), "outputs": str(outputs) if outputs else None}
+        encoded = base64.b64encode(json.dumps(payload).encode()).decode()
+        t0 = time.monotonic()
+        # its stdin stays open while the generator runs: closing it (or ssh's end) kills the generator there
+        p = subprocess.Popen(self.python("exec", encoded), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        chunks: list[str] = []
+        reader = threading.Thread(target=lambda: chunks.append(p.stdout.read()), daemon=True)
+        reader.start()
+        try:
+            code = p.wait(timeout=timeout_s)
+            note = ""
+        except subprocess.TimeoutExpired:
+            p.kill()
+            code, note = p.wait(), _killed_note(timeout_s)
+        finally:
+            reader.join(10)
+            p.stdin.close()
+            p.stdout.close()
+        out = "".join(chunks) + note
+        if note:
+            code = -9
+        wall = time.monotonic() - t0
+        output, counts = split_report(out or "")
+        if counts is None:
+            said = next((line for line in reversed(output.strip().splitlines()) if line.strip()), "")
+            how = (f"the SSH connection to {self.dest} failed or dropped (ssh exit {code}"
+                   + (f": {said.strip()[:200]})" if said else ")"))
+            return Ran(output + f"\n[iobench] {how}\n", code if code else EXIT_SSH, 0.0, wall, lost=how)
+        for rel, data in counts.get("files", {}).items():
+            target = Path(outputs) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(gzip.decompress(base64.b64decode(data)))
+        return Ran(output, counts["code"], counts["cpu_s"], counts["wall_s"], counts.get("steal_s"))
+
+
+def split_report(text: str) -> tuple[str, dict | None]:
+    """The generator's output, and the other side's report from its last line (None: no report came)."""
+    head, mark, tail = text.rpartition("\n" + MARK)
+    if not mark:
+        if text.startswith(MARK):
+            head, tail = "", text[len(MARK):]
+        else:
+            return text, None
+    try:
+        return head, json.loads(tail.strip())
+    except ValueError:
+        return text, None
+
+
+def run_here(argv: list[str], env: dict, timeout_s: float) -> Ran:
+    """Run a load generator on this machine; its CPU from the children's rusage."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
+        output, code = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        output, code = out + _killed_note(timeout_s), -9
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Ran(output, code, cpu, wall)
+
+
+# ---- a machine's CPUs ----------------------------------------------------------------------------------------
+
+def cpu_list(cpus: str) -> list[int]:
+    """The CPUs a taskset list names ("1", "0-1", "1,3"), in order; ValueError for anything else."""
+    found: list[int] = []
+    for part in cpus.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.isdigit() or (dash and not hi.isdigit()) or (dash and int(hi) < int(lo)):
+            raise ValueError(f"{cpus!r} is not a CPU list (examples: 1, 0-1, 0,2)")
+        found += range(int(lo), int(hi or lo) + 1)
+    return found
+
+
+def check_cpus(cpus: str | None, flag: str = "CPU list") -> None:
+    """Refuse (ValueError) a CPU list that names a CPU this process may not run on (not online, or outside its
+    affinity): taskset would fail only once the server or generator starts."""
+    if not cpus:
+        return
+    allowed = sorted(os.sched_getaffinity(0))
+    missing = sorted(set(cpu_list(cpus)) - set(allowed))
+    if missing:
+        raise ValueError(f"{flag} {cpus}: CPU {', '.join(map(str, missing))} "
+                         f"{'is' if len(missing) == 1 else 'are'} not among this machine's usable CPUs "
+                         f"({','.join(map(str, allowed))})")
+
+
+# ---- the other side -------------------------------------------------------------------------------------------
+
+def _steal_s(cpus: str | None) -> float | None:
+    from iobench.run import sampler
+    return sampler.core_s(cpus).get("steal") if cpus else None
+
+
+def serve_exec(encoded: str) -> int:
+    """Run the command a harness sent (its paths into that checkout made paths into this one, its outputs into a
+    folder here), print its output, then MARK and a JSON report: exit code, CPU and wall seconds, steal, the files.
+    Stdin closing (the connection gone) kills the command's process group at once."""
+    payload = json.loads(base64.b64decode(encoded))
+    theirs, outputs = payload["root"], payload.get("outputs")
+    with tempfile.TemporaryDirectory(prefix="iom-host-") as tmp:
+        def here(a: str) -> str:
+            a = a.replace(outputs, tmp) if outputs else a
+            return a.replace(theirs, str(ROOT))
+        argv = [here(a) for a in payload["argv"]]
+        env = {k: here(v) for k, v in payload["env"].items()}
+        for a in [*argv, *env.values()]:  # the folders of the files it writes, as they exist on the harness's side
+            if tmp + "/" in a:
+                Path(tmp + a.split(tmp, 1)[1].split()[0]).parent.mkdir(parents=True, exist_ok=True)
+        cpus = pinned_cpus(argv)
+        steal0 = _steal_s(cpus)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def watch_stdin() -> None:  # the harness's end of the connection: EOF means it is gone
+            try:
+                while os.read(0, 4096):  # the raw descriptor: no buffer lock held at exit
+                    pass
+            except OSError:
+                pass
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, 9)
+                except ProcessLookupError:
+                    pass
+        threading.Thread(target=watch_stdin, daemon=True).start()
+        out, _ = proc.communicate()
+        wall = time.monotonic() - t0
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        steal1 = _steal_s(cpus)
+        files = {}
+        for path in Path(tmp).rglob("*"):
+            if path.is_file():
+                files[str(path.relative_to(tmp))] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
+        report = {"code": proc.returncode, "cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
+                  "steal_s": None if steal0 is None else steal1 - steal0, "files": files}
+    sys.stdout.write(out.decode(errors="replace"))
+    sys.stdout.write(("" if out.endswith(b"\n") or not out else "\n") + MARK + json.dumps(report) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def serve_check(spec: str) -> int:
+    """What a harness asks of this host before a run, as one JSON line: its metadata, and what it lacks."""
+    from iobench.run import limits
+    asked = json.loads(spec)
+    missing = [f"{tool} (not on PATH, not in the checkout)" for tool in asked["tools"]
+               if not (shutil.which(tool) or (ROOT / tool).exists())]
+    usable = sorted(os.sched_getaffinity(0))
+    try:
+        check_cpus(asked.get("cpus"), "--client-cpus")
+    except ValueError as exc:
+        missing.append(str(exc))
+    limits.raise_nofile()
+    facts = metadata.collect()
+    facts.pop("harness_argv", None)
+    facts.pop("schema_version", None)
+    # SSH_CONNECTION: "client_ip client_port server_ip server_port", the harness's machine being the client: its
+    # address as this host reaches it is where the servers there listen
+    connection = os.environ.get("SSH_CONNECTION", "").split()
+    if not connection:
+        missing.append("SSH_CONNECTION (the check runs over SSH: how this host reaches the harness's machine)")
+    print(json.dumps({**facts, "server_address": connection[0] if connection else None, "usable_cpus": usable,
+                      "limits": limits.snapshot(), "missing": missing}))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "exec":
+        code = serve_exec(argv[1])
+        os._exit(code)  # at once: the thread watching stdin is still reading it
+    if len(argv) == 2 and argv[0] == "check":
+        return serve_check(argv[1])
+    print("usage: python -m iobench.run.hosts exec PAYLOAD | check SPEC (the harness calls these over SSH)",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+

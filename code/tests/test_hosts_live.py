@@ -1,0 +1,231 @@
+"""Two machines on one: a server namespace and a client namespace joined by a veth pair (netlink.VethLink), an SSH
+server (dropbear, with a host key and a user key made for the test) in the client's, the harness in the server's
+with --client-host. This tests the orchestration, not performance: both namespaces share this machine's cores.
+
+- a smoke capture across them has every column a local capture fills, and both machines' metadata;
+- a server killed during a point fails that point with its cause, its later points are not run against it, the run
+  ends with a summary and exit 1, and nothing is left running on either side;
+- the SSH server killed during a point fails that point (ssh's own words), never hangs, and leaves no generator
+  running on the client's side.
+
+make test-live runs these (pytest -m live): they need root, iproute2, the OpenSSH client and dropbear-bin, all of
+which the README's first command installs."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench.run import procs
+from iobench.run.netlink import VethLink
+from iobench.servers.manifest import ROOT
+from test_lifecycle import CODE
+
+pytestmark = pytest.mark.live
+
+CLIENT = "iom-client"  # the client machine's name in the test's SSH config
+
+
+class Machines:
+    def __init__(self, link: VethLink, tmp: Path):
+        self.link, self.tmp = link, tmp
+        self.home = tmp / "home"   # root's home as the SSH server sees it: only the test's key is authorised
+        (self.home / ".ssh").mkdir(parents=True)
+        self.hostkey, self.key = tmp / "host_ed25519", tmp / "id_ed25519"
+        subprocess.run(["dropbearkey", "-t", "ed25519", "-f", str(self.hostkey)], check=True, capture_output=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "iom-test", "-f", str(self.key)],
+                       check=True)
+        (self.home / ".ssh" / "authorized_keys").write_text((tmp / "id_ed25519.pub").read_text())
+        os.chmod(self.home / ".ssh", 0o700)
+        self.config = tmp / "ssh_config"
+        self.config.write_text(f"Host {CLIENT}\n  HostName {link.client_host}\n  User root\n"
+                               f"  IdentityFile {self.key}\n  IdentitiesOnly yes\n"
+                               f"  UserKnownHostsFile {tmp / 'known_hosts'}\n  StrictHostKeyChecking accept-new\n")
+        self.sshd: subprocess.Popen | None = None
+
+    def start_sshd(self) -> None:
+        """dropbear in the client namespace, in a mount namespace of its own whose /etc/passwd gives root the test's
+        home (so that only the test's key is authorised, and root's own files stay where they are)."""
+        passwd = self.tmp / "passwd"
+        passwd.write_text("".join(
+            (":".join(f[:5] + [str(self.home)] + f[6:]) if f[0] == "root" else line)
+            for line in Path("/etc/passwd").read_text().splitlines(keepends=True) for f in [line.split(":")]))
+        script = (f"mount --bind {passwd} /etc/passwd && exec dropbear -F -E -s -p {self.link.client_host}:22 "
+                  f"-r {self.hostkey} -P {self.tmp / 'dropbear.pid'}")
+        self.sshd = procs.spawn(self.link.in_client(["unshare", "--mount", "--propagation", "private",
+                                                     "sh", "-c", script]),
+                                stderr=open(self.tmp / "dropbear.log", "ab"))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.in_server(["ssh", "-F", str(self.config), "-o", "BatchMode=yes", CLIENT, "true"],
+                              timeout=20).returncode == 0:
+                return
+            time.sleep(0.3)
+        raise AssertionError(f"dropbear did not answer: {(self.tmp / 'dropbear.log').read_text()[-500:]}")
+
+    def stop_sshd(self) -> None:
+        if self.sshd is not None:
+            procs.stop_group(self.sshd, 2.0)
+            self.sshd = None
+        subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {self.link.client_host}"],
+                       capture_output=True)
+
+    def enter(self) -> list[str]:
+        """Into the server namespace's network only (`ip netns exec` would mount a /sys of its own, without the
+        cgroups the harness counts a server's CPU in)."""
+        return ["nsenter", f"--net=/run/netns/{self.link.netns}"]
+
+    def in_server(self, argv: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONPATH": str(CODE), "IOBENCH_SSH_CONFIG": str(self.config)}
+        return subprocess.run(self.enter() + argv, env=env, cwd=ROOT, text=True,
+                              capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+
+    def iobench(self, *args: str) -> subprocess.Popen:
+        env = {**os.environ, "PYTHONPATH": str(CODE), "IOBENCH_SSH_CONFIG": str(self.config)}
+        return subprocess.Popen(self.enter() + [sys.executable, "-m", "iobench", *args],
+                                env=env, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def machines(tmp_path_factory):
+    VethLink.check_available()
+    tmp = tmp_path_factory.mktemp("two-machines")
+    with VethLink(rate_mbit=0, offloads=True) as link:
+        m = Machines(link, tmp)
+        m.start_sshd()
+        try:
+            yield m
+        finally:
+            m.stop_sshd()
+
+
+def rows(folder: Path) -> list[dict]:
+    with open(folder / "results.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def filled(table: list[dict]) -> set[str]:
+    """The columns some row fills."""
+    return {k for row in table for k, v in row.items() if v not in ("", None)}
+
+
+def leftovers() -> list[str]:
+    """Generators or book servers still running anywhere on this machine (both 'machines' are on it)."""
+    p = subprocess.run(["pgrep", "-a", "-f", r"(^|/)(wrk|iom-openloop|c-epoll|ab) |iobench\.run\.hosts exec|"
+                        rf"ssh .*{CLIENT}"],
+                       capture_output=True, text=True)
+    return [line for line in p.stdout.splitlines() if "pgrep" not in line]
+
+
+CAPTURES = [("c-servers", ["--servers", "c-epoll"]), ("open-loop", ["--servers", "c-epoll"]),
+            ("java-servers", ["--servers", "java-netty"])]
+
+
+@pytest.mark.parametrize("dataset, only", CAPTURES, ids=[c[0] for c in CAPTURES])
+def test_a_capture_across_two_machines_fills_every_column_a_local_one_does(machines, tmp_path, dataset, only):
+    local, across = tmp_path / "local", tmp_path / "across"
+    p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
+                        "--no-battery", "--dest", str(local)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(CODE)},
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    proc = machines.iobench("run", dataset, "--profile", "smoke", *only, "--no-battery", "--dest", str(across),
+                            "--client-host", CLIENT)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-2000:]
+    here, there = rows(local), rows(across)
+    assert [r["server"] for r in there] == [r["server"] for r in here]
+    assert all(r.get("ok_run", r.get("ok")) == "True" for r in there), [r.get("failure") for r in there]
+    missing = filled(here) - filled(there)
+    assert not missing, f"columns a local capture fills and the capture across machines does not: {sorted(missing)}"
+    meta = json.loads((across / "meta.json").read_text())
+    client = meta["hosts"]["client"]
+    assert client["ssh"] == CLIENT and client["server_address"] == machines.link.server_host
+    assert client["git"]["commit"] == meta["git"]["commit"] and client["machine"]["cores"] >= 1
+    assert meta["hosts"]["server"]["where"].startswith("this machine")
+    assert all(f"http://{machines.link.server_host}:" in " ".join(c["argv"]) for c in meta["load_commands"])
+    assert not leftovers()
+
+
+def test_a_server_killed_mid_point_across_machines_fails_the_run_and_leaves_nothing(machines, tmp_path):
+    dest = tmp_path / "killed"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "c-poll",
+                            "--no-battery", "--dest", str(dest), "--client-host", CLIENT)
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        gen = subprocess.run(["pgrep", "-x", "wrk"], capture_output=True, text=True).stdout.split()
+        srv = subprocess.run(["pgrep", "-f", "build/c-epoll "], capture_output=True, text=True).stdout.split()
+        if gen and srv:
+            killed = int(srv[0])
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.05)
+    assert killed, "never saw c-epoll measured"
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err[-2000:]
+    lines = err.strip().splitlines()
+    assert "c-epoll died (killed by SIGKILL)" in lines[-1] and "output kept in" in lines[-1]
+    assert any(line.startswith("failed: c-epoll rep 1") for line in lines)
+    kept = Path(lines[-1].split("output kept in ", 1)[1].split(", the dataset", 1)[0])
+    table = rows(kept)
+    epoll = [r for r in table if r["server"] == "c-epoll"]
+    [cut] = [i for i, r in enumerate(epoll) if r["failure"].startswith("cut short: c-epoll died (killed by SIGKILL)")]
+    assert all(r["ok"] == "True" for r in epoll[:cut])  # measured before it died
+    # the rest of its turn is not run against it; a later turn of c-epoll (the plan's) starts a process of its own
+    after = [r["failure"] or "measured" for r in epoll[cut + 1:]]
+    assert after and after[0] == "not measured: c-epoll died (killed by SIGKILL)"
+    assert set(after) <= {"not measured: c-epoll died (killed by SIGKILL)", "measured"}
+    stops = json.loads((kept / "meta.json").read_text())["stops"]
+    assert len([s for s in stops if s["server"] == "c-epoll"]) == 1 + after.count("measured")
+    assert all(r["ok"] == "True" for r in table if r["server"] == "c-poll")  # the next server was measured
+    assert not dest.exists() and not leftovers()
+
+
+def test_the_ssh_server_killed_mid_point_fails_the_point_never_hangs_and_leaves_no_generator(machines, tmp_path):
+    dest = tmp_path / "sshd-killed"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
+                            "--dest", str(dest), "--client-host", CLIENT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
+                subprocess.run(["pkill", "-KILL", "dropbear"], capture_output=True)  # the listener and the session
+                break
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=300)
+        assert time.monotonic() - t0 < 120  # every later point fails at once: nothing answers on port 22
+        assert proc.returncode == 1, err[-2000:]
+        lines = err.strip().splitlines()
+        assert "the SSH connection to iom-client failed or dropped (ssh exit 255" in lines[-1]
+        time.sleep(1)
+        assert not leftovers()  # the generator there went with its connection
+    finally:
+        machines.stop_sshd()
+        machines.start_sshd()  # for whatever runs after
+
+
+def test_ctrl_c_across_machines_leaves_nothing_running_on_either_side(machines, tmp_path):
+    dest = tmp_path / "interrupted"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
+                            "--dest", str(dest), "--client-host", CLIENT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
+            proc.send_signal(signal.SIGINT)  # the harness alone, as `kill -INT` would (not its whole group)
+            break
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1] == "interrupted: servers stopped, links removed, captured data untouched"
+    deadline = time.monotonic() + 10  # the generator there goes with its connection's end, within moments
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not leftovers() and not dest.exists()
