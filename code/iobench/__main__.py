@@ -61,10 +61,15 @@ def cmd_run(args) -> int:
                                          with_battery=False if args.no_battery else None)
     except KeyError as exc:
         raise Mistake(exc.args[0]) from None
+    if args.server_host is not None:
+        return run_on_server_host(args)
+    client_host = args.client_host
+    if args.client_agent is not None:  # started by run_on_server_host over SSH: its machine is the client
+        client_host = agent_host(args.client_agent)
     tools = [t for t in (getattr(p, "tool", None) for p in experiment.points(args.profile)) if t]
     try:
         path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
-                   server_cpus=args.server_cpus, client_cpus=args.client_cpus, client_host=args.client_host,
+                   server_cpus=args.server_cpus, client_cpus=args.client_cpus, client_host=client_host,
                    client_programs=programs(tools))
     except (DatasetExists, HostError) as exc:  # refused before anything started
         raise Mistake(str(exc)) from None
@@ -76,6 +81,61 @@ def cmd_run(args) -> int:
         return 130
     print(path)
     return 0
+
+
+def agent_host(port: int):
+    """The machine whose SSH session started this run (--server-host there) as the client host: the token its Agent
+    wants comes first on stdin; stdin's end (that machine gone, or Ctrl-C there) stops this run as Ctrl-C would."""
+    import os
+    import threading
+
+    from iobench.run.hosts import Host
+    token = b""
+    while not token.endswith(b"\n") and (byte := os.read(0, 1)):  # the raw descriptor: no buffer, no lock at exit
+        token += byte
+
+    def lifeline() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=lifeline, daemon=True).start()
+    return Host(agent=(port, token.decode().strip()))
+
+
+def run_on_server_host(args) -> int:
+    """`iobench run --server-host H`: the run on H (hosts.run_there), this machine its client; the dataset comes back
+    to --dest (or the profile's folder) here, refused here first if the run may not write there."""
+    from iobench.run import profiles
+    from iobench.run.hosts import HostError, run_there
+    from iobench.run.results import DatasetExists, check_destination
+
+    if args.client_host is not None:
+        raise Mistake("--server-host and --client-host: with --server-host this machine is the client")
+    dest = Path(args.dest).expanduser().resolve() if args.dest else profiles.PROFILES[args.profile].dest(args.dataset)
+    try:
+        check_destination(dest, profiles.DATA, scratch=args.profile != "full", overwrite=args.overwrite)
+    except DatasetExists as exc:
+        raise Mistake(str(exc)) from None
+    forwarded = [args.dataset, "--profile", args.profile, "--server-cpus", args.server_cpus or "",
+                 "--client-cpus", args.client_cpus or ""]
+    forwarded += (["--servers", *args.servers] if args.servers else []) + (["--no-battery"] if args.no_battery else [])
+    try:
+        code, came = run_there(args.server_host, forwarded, dest, args.overwrite or args.profile != "full",
+                               lambda line: print(line, file=sys.stderr, flush=True))
+    except HostError as exc:
+        raise Mistake(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"interrupted: the run on {args.server_host.dest} stopped, nothing kept there", file=sys.stderr)
+        return 130
+    if code == 0:
+        print(came)
+        return 0
+    print(f"error: the run on {args.server_host.dest} exited {code}"
+          + (f"; what it left came back to {came}" if came else "; nothing came back"), file=sys.stderr)
+    return code if code in (1, 2, 130) else 1
 
 
 def serve_entry(server_id: str, workdir):
@@ -368,6 +428,10 @@ COMMANDS = [
              help="run the load generators on this SSH destination (the project checked out and built at PATH "
                   "there, default this checkout's path); the servers listen on the address it reaches this "
                   "machine at (README: Measure across two machines)"),
+        _arg("--server-host", type=ssh_host, metavar="[USER@]HOST[:PATH]",
+             help="run the servers (and the harness) on this SSH destination, the load generators here; the "
+                  "dataset comes back here (README: Measure across two machines)"),
+        _arg("--client-agent", type=number(1, 65535, int), help=argparse.SUPPRESS),
         _arg("--no-battery", action="store_true")]),
     ("battery", cmd_battery, "run the conformance battery against one server", [
         HTTP_SERVER, _arg("--cases", nargs="+", type=battery_case), SERVER_CPUS, _arg("--json", action="store_true")]),

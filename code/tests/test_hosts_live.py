@@ -30,7 +30,7 @@ from test_lifecycle import CODE
 
 pytestmark = pytest.mark.live
 
-CLIENT = "iom-client"  # the client machine's name in the test's SSH config
+CLIENT, SERVER = "iom-client", "iom-server"  # the two machines' names in the test's SSH config
 
 
 class Machines:
@@ -45,51 +45,56 @@ class Machines:
         (self.home / ".ssh" / "authorized_keys").write_text((tmp / "id_ed25519.pub").read_text())
         os.chmod(self.home / ".ssh", 0o700)
         self.config = tmp / "ssh_config"
-        self.config.write_text(f"Host {CLIENT}\n  HostName {link.client_host}\n  User root\n"
-                               f"  IdentityFile {self.key}\n  IdentitiesOnly yes\n"
-                               f"  UserKnownHostsFile {tmp / 'known_hosts'}\n  StrictHostKeyChecking accept-new\n")
-        self.sshd: subprocess.Popen | None = None
+        self.config.write_text("".join(
+            f"Host {name}\n  HostName {address}\n  User root\n  IdentityFile {self.key}\n  IdentitiesOnly yes\n"
+            f"  UserKnownHostsFile {tmp / 'known_hosts'}\n  StrictHostKeyChecking accept-new\n"
+            for name, address in ((CLIENT, link.client_host), (SERVER, link.server_host))))
+        self.sshd: dict[str, subprocess.Popen] = {}
 
-    def start_sshd(self) -> None:
-        """dropbear in the client namespace, in a mount namespace of its own whose /etc/passwd gives root the test's
-        home (so that only the test's key is authorised, and root's own files stay where they are)."""
+    def namespace(self, name: str) -> str:
+        return self.link.client_netns if name == CLIENT else self.link.netns
+
+    def enter(self, name: str = SERVER) -> list[str]:
+        """Into one machine's network namespace only (`ip netns exec` would mount a /sys of its own, without the
+        cgroups the harness counts a server's CPU in)."""
+        return ["nsenter", f"--net=/run/netns/{self.namespace(name)}"]
+
+    def start_sshd(self, name: str = CLIENT) -> None:
+        """dropbear on one machine, in a mount namespace of its own whose /etc/passwd gives root the test's home (so
+        that only the test's key is authorised, and root's own files stay where they are)."""
         passwd = self.tmp / "passwd"
         passwd.write_text("".join(
             (":".join(f[:5] + [str(self.home)] + f[6:]) if f[0] == "root" else line)
             for line in Path("/etc/passwd").read_text().splitlines(keepends=True) for f in [line.split(":")]))
-        script = (f"mount --bind {passwd} /etc/passwd && exec dropbear -F -E -s -p {self.link.client_host}:22 "
-                  f"-r {self.hostkey} -P {self.tmp / 'dropbear.pid'}")
-        self.sshd = procs.spawn(self.link.in_client(["unshare", "--mount", "--propagation", "private",
-                                                     "sh", "-c", script]),
-                                stderr=open(self.tmp / "dropbear.log", "ab"))
+        address = self.link.client_host if name == CLIENT else self.link.server_host
+        script = (f"mount --bind {passwd} /etc/passwd && exec dropbear -F -E -s -p {address}:22 "
+                  f"-r {self.hostkey} -P {self.tmp / (name + '.pid')}")
+        self.sshd[name] = procs.spawn(self.enter(name) + ["unshare", "--mount", "--propagation", "private",
+                                                          "sh", "-c", script],
+                                      stderr=open(self.tmp / "dropbear.log", "ab"))
+        other = SERVER if name == CLIENT else CLIENT
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if self.in_server(["ssh", "-F", str(self.config), "-o", "BatchMode=yes", CLIENT, "true"],
-                              timeout=20).returncode == 0:
+            if self.on(other, ["ssh", "-F", str(self.config), "-o", "BatchMode=yes", name, "true"],
+                       timeout=20).returncode == 0:
                 return
             time.sleep(0.3)
         raise AssertionError(f"dropbear did not answer: {(self.tmp / 'dropbear.log').read_text()[-500:]}")
 
-    def stop_sshd(self) -> None:
-        if self.sshd is not None:
-            procs.stop_group(self.sshd, 2.0)
-            self.sshd = None
-        subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {self.link.client_host}"],
-                       capture_output=True)
+    def stop_sshd(self, name: str = CLIENT) -> None:
+        if name in self.sshd:
+            procs.stop_group(self.sshd.pop(name), 2.0)
+        address = self.link.client_host if name == CLIENT else self.link.server_host
+        subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {address}"], capture_output=True)
 
-    def enter(self) -> list[str]:
-        """Into the server namespace's network only (`ip netns exec` would mount a /sys of its own, without the
-        cgroups the harness counts a server's CPU in)."""
-        return ["nsenter", f"--net=/run/netns/{self.link.netns}"]
-
-    def in_server(self, argv: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
+    def on(self, name: str, argv: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(CODE), "IOBENCH_SSH_CONFIG": str(self.config)}
-        return subprocess.run(self.enter() + argv, env=env, cwd=ROOT, text=True,
+        return subprocess.run(self.enter(name) + argv, env=env, cwd=ROOT, text=True,
                               capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
 
-    def iobench(self, *args: str) -> subprocess.Popen:
+    def iobench(self, *args: str, on: str = SERVER) -> subprocess.Popen:
         env = {**os.environ, "PYTHONPATH": str(CODE), "IOBENCH_SSH_CONFIG": str(self.config)}
-        return subprocess.Popen(self.enter() + [sys.executable, "-m", "iobench", *args],
+        return subprocess.Popen(self.enter(on) + [sys.executable, "-m", "iobench", *args],
                                 env=env, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL)
 
@@ -100,11 +105,13 @@ def machines(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("two-machines")
     with VethLink(rate_mbit=0, offloads=True) as link:
         m = Machines(link, tmp)
-        m.start_sshd()
+        m.start_sshd(CLIENT)
+        m.start_sshd(SERVER)
         try:
             yield m
         finally:
-            m.stop_sshd()
+            m.stop_sshd(CLIENT)
+            m.stop_sshd(SERVER)
 
 
 def rows(folder: Path) -> list[dict]:
@@ -120,7 +127,7 @@ def filled(table: list[dict]) -> set[str]:
 def leftovers() -> list[str]:
     """Generators or book servers still running anywhere on this machine (both 'machines' are on it)."""
     p = subprocess.run(["pgrep", "-a", "-f", r"(^|/)(wrk|iom-openloop|c-epoll|ab) |iobench\.run\.hosts exec|"
-                        rf"ssh .*{CLIENT}"],
+                        rf"ssh .*({CLIENT}|{SERVER})|-m iobench run"],
                        capture_output=True, text=True)
     return [line for line in p.stdout.splitlines() if "pgrep" not in line]
 
@@ -196,7 +203,8 @@ def test_the_ssh_server_killed_mid_point_fails_the_point_never_hangs_and_leaves_
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
-                subprocess.run(["pkill", "-KILL", "dropbear"], capture_output=True)  # the listener and the session
+                subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {machines.link.client_host}"],
+                               capture_output=True)  # the client's listener and its sessions
                 break
             time.sleep(0.05)
         t0 = time.monotonic()
@@ -208,8 +216,8 @@ def test_the_ssh_server_killed_mid_point_fails_the_point_never_hangs_and_leaves_
         time.sleep(1)
         assert not leftovers()  # the generator there went with its connection
     finally:
-        machines.stop_sshd()
-        machines.start_sshd()  # for whatever runs after
+        machines.stop_sshd(CLIENT)
+        machines.start_sshd(CLIENT)  # for whatever runs after
 
 
 def test_ctrl_c_across_machines_leaves_nothing_running_on_either_side(machines, tmp_path):
@@ -229,3 +237,47 @@ def test_ctrl_c_across_machines_leaves_nothing_running_on_either_side(machines, 
     while leftovers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not leftovers() and not dest.exists()
+
+
+@pytest.mark.parametrize("dataset, only", CAPTURES[:2], ids=[c[0] for c in CAPTURES[:2]])
+def test_a_run_started_on_the_client_with_server_host_brings_back_what_a_local_capture_fills(
+        machines, tmp_path, dataset, only):
+    """The other direction, as a reader with a laptop and a server would run it: the harness started on the client's
+    machine, the run on the server's (its SSH server), the generators back here, the dataset copied here."""
+    local, across = tmp_path / "local", tmp_path / "across"
+    p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
+                        "--no-battery", "--dest", str(local)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(CODE)},
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    proc = machines.iobench("run", dataset, "--profile", "smoke", *only, "--no-battery", "--dest", str(across),
+                            "--server-host", SERVER, on=CLIENT)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-2000:]
+    assert out.strip() == str(across) and "[1/" in err  # the progress lines came as they went
+    missing = filled(rows(local)) - filled(rows(across))
+    assert not missing, f"columns a local capture fills and the capture across machines does not: {sorted(missing)}"
+    meta = json.loads((across / "meta.json").read_text())
+    client = meta["hosts"]["client"]
+    assert client["via"].startswith("the SSH session") and client["server_address"] == machines.link.server_host
+    assert client["git"]["commit"] == meta["git"]["commit"]
+    assert not leftovers()
+
+
+def test_ctrl_c_on_the_client_stops_the_run_on_the_server_host_and_leaves_nothing(machines, tmp_path):
+    dest = tmp_path / "interrupted"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
+                            "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1] == "interrupted: the run on iom-server stopped, nothing kept there"
+    deadline = time.monotonic() + 30  # the harness there stops its server as on Ctrl-C
+    while leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not leftovers() and not dest.exists()
+    assert not list(Path("/tmp").glob("iom-run-*"))

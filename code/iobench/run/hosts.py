@@ -25,7 +25,9 @@ import json
 import os
 import re
 import resource
+import secrets
 import shlex
+import socket
 import shutil
 import subprocess
 import sys
@@ -34,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from iobench.run import metadata
 from iobench.servers.manifest import ROOT
@@ -74,10 +77,13 @@ def pinned_cpus(argv: list[str]) -> str | None:
 
 @dataclass
 class Host:
-    """A machine a role runs on: this one (dest None) or an SSH destination with the project's checkout at `root`."""
+    """A machine a role runs on: this one (dest None), an SSH destination with the project's checkout at `root`, or
+    (agent: the port its Agent is forwarded to here, and its token) the machine whose SSH session started this run,
+    when that run was started with --server-host (run_there)."""
     dest: str | None = None
     root: str = str(ROOT)
     config: str | None = field(default_factory=lambda: os.environ.get("IOBENCH_SSH_CONFIG") or None)
+    agent: tuple[int, str] | None = None
     _control: str | None = None
 
     @classmethod
@@ -95,20 +101,26 @@ class Host:
 
     @property
     def local(self) -> bool:
-        return self.dest is None
+        return self.dest is None and self.agent is None
 
     def __str__(self) -> str:
-        return "this machine" if self.local else self.dest
+        return "this machine" if self.local else self.dest or "the machine this run was started from"
 
     # -- SSH ----------------------------------------------------------------------------------
-    def ssh(self, remote: list[str]) -> list[str]:
-        """The ssh command line that runs `remote` (an argv) in the checkout on this host."""
+    def ssh(self, remote: list[str], forward: tuple[int, int] | None = None) -> list[str]:
+        """The ssh command line that runs `remote` (an argv) in the checkout on this host; with forward (there, here),
+        a connection of its own whose port `there` on that host's loopback reaches port `here` on this one's."""
         if self._control is None:
             self._control = tempfile.mkdtemp(prefix="iom-ssh-")
         options = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                    "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-o", f"ServerAliveCountMax={ALIVE_COUNT}",
-                   "-o", "ControlMaster=auto", "-o", "ControlPersist=120",
-                   "-o", f"ControlPath={self._control}/%C", "-o", "LogLevel=ERROR"]
+                   "-o", "LogLevel=ERROR"]
+        if forward:
+            options += ["-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ExitOnForwardFailure=yes",
+                        "-R", f"127.0.0.1:{forward[0]}:127.0.0.1:{forward[1]}"]
+        else:
+            options += ["-o", "ControlMaster=auto", "-o", "ControlPersist=120",
+                        "-o", f"ControlPath={self._control}/%C"]
         if self.config:
             options = ["-F", self.config] + options
         command = f"cd {shlex.quote(self.root)} && exec {shlex.join(remote)}"
@@ -122,7 +134,7 @@ class Host:
         """End the shared connection (its ssh process here) and forget it."""
         if self._control is None:
             return
-        if not self.local:
+        if self.dest:
             subprocess.run(self.ssh(["true"])[:-3] + ["-O", "exit", self.dest], stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
         shutil.rmtree(self._control, ignore_errors=True)
@@ -135,6 +147,8 @@ class Host:
         (machine, versions, git, usable CPUs, descriptor limit); HostError says everything missing at once."""
         if self.local:
             return {}
+        if self.agent:
+            return self._check_agent(tools, cpus)
         try:
             p = subprocess.run(self.python("check", json.dumps({"tools": tools, "cpus": cpus})),
                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -149,15 +163,50 @@ class Host:
             raise HostError(f"--client-host {self.dest}: the project's harness did not run in {self.root} there "
                             f"(exit {p.returncode}; is the checkout there, built with make ready?): "
                             f"{(p.stderr or p.stdout).strip()[-300:]}")
-        facts = json.loads(p.stdout.strip().splitlines()[-1])
+        return {"ssh": self.dest, "root": self.root, **self._found(json.loads(p.stdout.strip().splitlines()[-1]))}
+
+    def _found(self, found: dict) -> dict:
+        """The other machine's facts, once they show it has all the run needs (HostError: what it lacks)."""
         here = metadata.git()
-        missing = list(facts.pop("missing"))
-        if here.get("commit") and facts["git"].get("commit") != here["commit"]:
+        missing = list(found.pop("missing"))
+        if here.get("commit") and found["git"].get("commit") != here["commit"]:
             missing.append(f"the same commit of the project (here {here['commit'][:12]}, "
-                           f"there {str(facts['git'].get('commit'))[:12]})")
+                           f"there {str(found['git'].get('commit'))[:12]})")
         if missing:
-            raise HostError(f"--client-host {self.dest} ({self.root}) lacks: " + "; ".join(missing))
-        return {"ssh": self.dest, "root": self.root, **facts}
+            raise HostError(f"the client's machine ({self}) lacks: " + "; ".join(missing))
+        return found
+
+    def _check_agent(self, tools: list[str], cpus: str | None) -> dict:
+        # SSH_CONNECTION here: "client_ip client_port server_ip server_port": this machine as the other reaches it
+        connection = os.environ.get("SSH_CONNECTION", "").split()
+        text = self._ask({"op": "check", "asked": {"tools": tools, "cpus": cpus},
+                          "server_address": connection[2] if len(connection) == 4 else None}, 120)
+        try:
+            return {"via": "the SSH session this run was started from (--server-host)",
+                    **self._found(json.loads(text))}
+        except ValueError:
+            raise HostError(f"the machine this run was started from did not answer its check: {text[-300:]}") from None
+
+    def _ask(self, request: dict, timeout_s: float) -> str:
+        """One request to the Agent this host is (over the port forwarded to it); its whole answer. A timeout
+        closes the connection, which kills what it ran."""
+        port, token = self.agent
+        deadline = time.monotonic() + timeout_s
+        chunks: list[bytes] = []
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S) as s:
+                s.sendall((json.dumps({"token": token, **request}) + "\n").encode())
+                while True:
+                    s.settimeout(max(0.01, deadline - time.monotonic()))
+                    data = s.recv(1 << 16)
+                    if not data:
+                        break
+                    chunks.append(data)
+        except socket.timeout:
+            return b"".join(chunks).decode(errors="replace") + _killed_note(timeout_s)
+        except OSError as exc:
+            return b"".join(chunks).decode(errors="replace") + f"\n[iobench] agent: {exc}\n"
+        return b"".join(chunks).decode(errors="replace")
 
     # -- run ----------------------------------------------------------------------------------
     def run(self, argv: list[str], env: dict, timeout_s: float, outputs: Path | None = None) -> Ran:
@@ -166,8 +215,11 @@ class Host:
         if self.local:
             return run_here(argv, env, timeout_s)
         payload = {"argv": argv, "env": env, "root": str(ROOT), "outputs": str(outputs) if outputs else None}
-        encoded = base64.b64encode(json.dumps(payload).encode()).decode()
         t0 = time.monotonic()
+        if self.agent:
+            out, code = self._ask({"op": "exec", "payload": payload}, timeout_s), 0
+            return self._ran(out, code, time.monotonic() - t0, outputs)
+        encoded = base64.b64encode(json.dumps(payload).encode()).decode()
         # its stdin stays open while the generator runs: closing it (or ssh's end) kills the generator there
         p = subprocess.Popen(self.python("exec", encoded), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -187,12 +239,16 @@ class Host:
         out = "".join(chunks) + note
         if note:
             code = -9
-        wall = time.monotonic() - t0
+        return self._ran(out, code, time.monotonic() - t0, outputs)
+
+    def _ran(self, out: str, code: int, wall: float, outputs: Path | None) -> Ran:
+        """What came back: the output, the report's counts and the files written there, put where they belong."""
         output, counts = split_report(out or "")
         if counts is None:
             said = next((line for line in reversed(output.strip().splitlines()) if line.strip()), "")
             how = (f"the SSH connection to {self.dest} failed or dropped (ssh exit {code}"
-                   + (f": {said.strip()[:200]})" if said else ")"))
+                   + (f": {said.strip()[:200]})" if said else ")")) if self.dest else \
+                f"the connection to {self} failed or dropped" + (f": {said.strip()[:200]}" if said else "")
             return Ran(output + f"\n[iobench] {how}\n", code if code else EXIT_SSH, 0.0, wall, lost=how)
         for rel, data in counts.get("files", {}).items():
             target = Path(outputs) / rel
@@ -232,6 +288,130 @@ def run_here(argv: list[str], env: dict, timeout_s: float) -> Ran:
     return Ran(output, code, cpu, wall)
 
 
+# ---- the server on another machine: the harness runs there, this machine is its client ----------------------------
+
+class Agent:
+    """This machine as the client host of a harness that runs on the server's machine (run_there): it runs the load
+    generators that harness sends, as the other side of Host.run over SSH does, through a port of this machine's
+    loopback that SSH forwards from there. Only a request with its token (sent to that harness on its stdin, never on
+    a command line) is served."""
+
+    def __init__(self) -> None:
+        self.token = secrets.token_hex(16)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> "Agent":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            line = b""
+            while not line.endswith(b"\n") and len(line) < (1 << 24):
+                data = conn.recv(1 << 16)
+                if not data:
+                    return
+                line += data
+            try:
+                request = json.loads(line)
+            except ValueError:
+                return
+            if not secrets.compare_digest(str(request.get("token", "")), self.token):
+                return
+            if request.get("op") == "check":
+                conn.sendall(json.dumps(facts(request["asked"], request.get("server_address"))).encode())
+            elif request.get("op") == "exec":
+                out, report = run_payload(request["payload"], _until_eof(lambda: conn.recv(4096)))
+                conn.sendall(reported(out, report))
+            try:  # the end of the answer, at once: a close alone waits for the thread still reading the lifeline
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
+              progress: Callable[[str], None]) -> tuple[int, Path | None]:
+    """`iobench run ARGS` on the server's machine, this one its client: the harness there runs the servers and
+    samples them, and sends every load generator here (an Agent, through a port SSH forwards). Its progress shows
+    here as it goes; its dataset (or a failed run's output) comes back into dest's folder. Closing this end (Ctrl-C
+    here) stops the run there as Ctrl-C there would. Returns its exit status and what came back (None: nothing)."""
+    tmp = f"/tmp/iom-run-{secrets.token_hex(4)}"
+    stage = dest.parent / ".staging" / f"{dest.name}-from-{server.dest}-{secrets.token_hex(3)}"
+    with Agent() as agent:
+        there = 20000 + secrets.randbelow(40000)  # a port taken there fails the forwarding, and ssh says so
+        remote = ["env", "PYTHONPATH=code", ".venv/bin/python", "-m", "iobench", "run", *args,
+                  "--dest", f"{tmp}/{dest.name}", "--client-agent", str(there)]
+        p = subprocess.Popen(server.ssh(remote, forward=(there, agent.port)), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            p.stdin.write(agent.token + "\n")
+            p.stdin.flush()
+            p.stdout.read()  # the dataset's path there; the progress came on stderr, as it went
+            code = p.wait()
+        except BrokenPipeError:
+            code = p.wait()
+        except KeyboardInterrupt:
+            p.stdin.close()  # the harness there stops as on Ctrl-C: its servers stopped, its data untouched
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            _remove(server, tmp)
+            raise
+    fetched = _fetch(server, tmp, stage)
+    _remove(server, tmp)
+    if fetched is None:
+        return code, None
+    made = fetched / dest.name
+    if code == 0 and made.is_dir():
+        if dest.exists():
+            if not overwrite:
+                raise HostError(f"{dest} appeared during the run; the run is kept in {made}")
+            old = stage / "replaced"
+            os.replace(dest, old)
+            os.replace(made, dest)
+            shutil.rmtree(old)
+        else:
+            os.replace(made, dest)
+        shutil.rmtree(stage, ignore_errors=True)
+        return 0, dest
+    return code, stage
+
+
+def _fetch(server: Host, tmp: str, stage: Path) -> Path | None:
+    """The run's folder there, copied here (tar over the same SSH set-up); None when nothing came."""
+    import tarfile
+    stage.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(server.ssh(["tar", "-C", tmp, "-cf", "-", "."]), stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=600)
+    if p.returncode != 0 or not p.stdout:
+        return None
+    import io
+    with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
+        tar.extractall(stage, filter="data")
+    return stage
+
+
+def _remove(server: Host, tmp: str) -> None:
+    subprocess.run(server.ssh(["rm", "-rf", tmp]), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    server.close()
+
+
 # ---- a machine's CPUs ----------------------------------------------------------------------------------------
 
 def cpu_list(cpus: str) -> list[int]:
@@ -265,11 +445,11 @@ def _steal_s(cpus: str | None) -> float | None:
     return sampler.core_s(cpus).get("steal") if cpus else None
 
 
-def serve_exec(encoded: str) -> int:
+def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, dict]:
     """Run the command a harness sent (its paths into that checkout made paths into this one, its outputs into a
-    folder here), print its output, then MARK and a JSON report: exit code, CPU and wall seconds, steal, the files.
-    Stdin closing (the connection gone) kills the command's process group at once."""
-    payload = json.loads(base64.b64decode(encoded))
+    folder here); return its output and the report: exit code, CPU and wall seconds, steal, the files it wrote.
+    wait_gone blocks until the harness's end of the connection closes: then the command's process group is killed at
+    once (run in a thread of its own)."""
     theirs, outputs = payload["root"], payload.get("outputs")
     with tempfile.TemporaryDirectory(prefix="iom-host-") as tmp:
         def here(a: str) -> str:
@@ -282,60 +462,82 @@ def serve_exec(encoded: str) -> int:
                 Path(tmp + a.split(tmp, 1)[1].split()[0]).parent.mkdir(parents=True, exist_ok=True)
         cpus = pinned_cpus(argv)
         steal0 = _steal_s(cpus)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, env=os.environ | env, cwd=ROOT, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
-        def watch_stdin() -> None:  # the harness's end of the connection: EOF means it is gone
-            try:
-                while os.read(0, 4096):  # the raw descriptor: no buffer lock held at exit
-                    pass
-            except OSError:
-                pass
+        def watch() -> None:  # the harness's end of the connection: its end means the harness is gone
+            wait_gone()
             if proc.poll() is None:
                 try:
                     os.killpg(proc.pid, 9)
                 except ProcessLookupError:
                     pass
-        threading.Thread(target=watch_stdin, daemon=True).start()
+        threading.Thread(target=watch, daemon=True).start()
         out, _ = proc.communicate()
         wall = time.monotonic() - t0
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         steal1 = _steal_s(cpus)
         files = {}
         for path in Path(tmp).rglob("*"):
             if path.is_file():
                 files[str(path.relative_to(tmp))] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
-        report = {"code": proc.returncode, "cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
-                  "steal_s": None if steal0 is None else steal1 - steal0, "files": files}
-    sys.stdout.write(out.decode(errors="replace"))
-    sys.stdout.write(("" if out.endswith(b"\n") or not out else "\n") + MARK + json.dumps(report) + "\n")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return out, {"code": proc.returncode, "cpu_s": cpu, "wall_s": wall,
+                 "steal_s": None if steal0 is None else steal1 - steal0, "files": files}
+
+
+def reported(out: bytes, report: dict) -> bytes:
+    """A command's output with its report as the last line (what split_report takes apart)."""
+    return out + (b"" if out.endswith(b"\n") or not out else b"\n") + (MARK + json.dumps(report) + "\n").encode()
+
+
+def _until_eof(read: Callable[[], bytes]) -> Callable[[], None]:
+    def wait() -> None:
+        try:
+            while read():
+                pass
+        except OSError:
+            pass
+    return wait
+
+
+def serve_exec(encoded: str) -> int:
+    """The other side of Host.run over SSH: the command's output, then the report; stdin closing (the connection
+    gone) kills the command."""
+    out, report = run_payload(json.loads(base64.b64decode(encoded)),
+                              _until_eof(lambda: os.read(0, 4096)))  # the raw descriptor: no buffer lock at exit
+    sys.stdout.buffer.write(reported(out, report))
     sys.stdout.flush()
     return 0
 
 
-def serve_check(spec: str) -> int:
-    """What a harness asks of this host before a run, as one JSON line: its metadata, and what it lacks."""
+def facts(asked: dict, server_address: str | None) -> dict:
+    """What a harness asks of the client's machine before a run: its metadata, and what it lacks."""
     from iobench.run import limits
-    asked = json.loads(spec)
     missing = [f"{tool} (not on PATH, not in the checkout)" for tool in asked["tools"]
                if not (shutil.which(tool) or (ROOT / tool).exists())]
-    usable = sorted(os.sched_getaffinity(0))
     try:
         check_cpus(asked.get("cpus"), "--client-cpus")
     except ValueError as exc:
         missing.append(str(exc))
     limits.raise_nofile()
-    facts = metadata.collect()
-    facts.pop("harness_argv", None)
-    facts.pop("schema_version", None)
-    # SSH_CONNECTION: "client_ip client_port server_ip server_port", the harness's machine being the client: its
-    # address as this host reaches it is where the servers there listen
+    found = metadata.collect()
+    found.pop("harness_argv", None)
+    found.pop("schema_version", None)
+    if not server_address:
+        missing.append("SSH_CONNECTION (the check runs over SSH: how the two machines reach each other)")
+    return {**found, "server_address": server_address, "usable_cpus": sorted(os.sched_getaffinity(0)),
+            "limits": limits.snapshot(), "missing": missing}
+
+
+def serve_check(spec: str) -> int:
+    """The other side of Host.check over SSH, as one JSON line. SSH_CONNECTION is "client_ip client_port server_ip
+    server_port", the harness's machine being SSH's client: its address as this host reaches it is where the
+    servers there listen."""
     connection = os.environ.get("SSH_CONNECTION", "").split()
-    if not connection:
-        missing.append("SSH_CONNECTION (the check runs over SSH: how this host reaches the harness's machine)")
-    print(json.dumps({**facts, "server_address": connection[0] if connection else None, "usable_cpus": usable,
-                      "limits": limits.snapshot(), "missing": missing}))
+    print(json.dumps(facts(json.loads(spec), connection[0] if connection else None)))
     return 0
 
 
