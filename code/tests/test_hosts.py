@@ -131,3 +131,35 @@ def test_a_run_that_cannot_go_across_machines_is_refused_before_anything_starts(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) <= 2 and said in err[-1]
     assert not (tmp_path / "x").exists()
+
+
+def test_the_agent_runs_what_a_harness_on_the_server_s_machine_sends_and_only_with_its_token(tmp_path):
+    """--server-host: the harness there reaches this machine's Agent through a forwarded port (here: directly)."""
+    import socket as socketlib
+    with hosts.Agent() as agent:
+        there = Host(agent=(agent.port, agent.token))
+        staging = tmp_path / "staging"
+        script = "import sys; open(sys.argv[1], 'w').write('kept'); print('ran')"
+        ran = there.run([sys.executable, "-c", script, f"{staging}/raw/a.csv"], {}, 60, outputs=staging)
+        assert (ran.code, ran.output.strip(), ran.lost) == (0, "ran", None)
+        assert (staging / "raw" / "a.csv").read_text() == "kept" and ran.cpu_s > 0
+        # a file written under the run's folder for the command (an RPC call's bytes) is there for it to read
+        (staging / "raw" / "requests").mkdir(parents=True)
+        (staging / "raw" / "requests" / "call.bin").write_bytes(b"findById")
+        reads = there.run([sys.executable, "-c", "import sys; print(open(sys.argv[1], 'rb').read().decode())",
+                           f"{staging}/raw/requests/call.bin"], {}, 60, outputs=staging)
+        assert reads.output.strip() == "findById"
+        # a request without the token gets nothing at all
+        with socketlib.create_connection(("127.0.0.1", agent.port), timeout=10) as s:
+            s.sendall(json.dumps({"token": "guess", "op": "exec", "payload": {}}).encode() + b"\n")
+            assert s.recv(100) == b""
+        wrong = Host(agent=(agent.port, "guess")).run(["true"], {}, 10)
+        assert wrong.lost.startswith("the connection to the machine this run was started from failed or dropped")
+        # a command that outlives its timeout is killed there, and said
+        slow = there.run([sys.executable, "-c", "import time; time.sleep(30)"], {}, 1)
+        assert slow.output.rstrip().endswith("killed after 1 s") and slow.lost
+
+
+def test_server_host_and_client_host_together_are_refused(capsys, tmp_path):
+    assert main(["run", "c-servers", "--server-host", "a", "--client-host", "b", "--dest", str(tmp_path / "x")]) == 2
+    assert "with --server-host this machine is the client" in capsys.readouterr().err

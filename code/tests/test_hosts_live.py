@@ -133,7 +133,7 @@ def leftovers() -> list[str]:
 
 
 CAPTURES = [("c-servers", ["--servers", "c-epoll"]), ("open-loop", ["--servers", "c-epoll"]),
-            ("java-servers", ["--servers", "java-netty"])]
+            ("java-servers", ["--servers", "java-netty"]), ("rpc-tail", ["--servers", "rpc-netty"])]
 
 
 @pytest.mark.parametrize("dataset, only", CAPTURES, ids=[c[0] for c in CAPTURES])

@@ -453,8 +453,15 @@ PROGRAMS = {"wrk": ("wrk",), "ab": ("ab",), "openloop": (OPENLOOP,), "echo": (EC
 
 
 def programs(tools) -> list[str]:
-    """The programs the named generators need, each once, in order."""
-    return list(dict.fromkeys(p for tool in tools for p in PROGRAMS.get(tool, (tool,))))
+    """The programs the named generators need, each once, in order (the Java clients: this machine's JDK too, at the
+    same path, since their command line names it)."""
+    found = [p for tool in tools for p in PROGRAMS.get(tool, (tool,))]
+    if "clientload" in tools:
+        try:
+            found.append(str(java_home() / "bin" / "java"))
+        except (OSError, RuntimeError):
+            pass
+    return list(dict.fromkeys(found))
 
 
 def get(name: str) -> Driver:

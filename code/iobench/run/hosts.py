@@ -214,7 +214,9 @@ class Host:
         `outputs` (a folder here) arrive there as if it had run here."""
         if self.local:
             return run_here(argv, env, timeout_s)
-        payload = {"argv": argv, "env": env, "root": str(ROOT), "outputs": str(outputs) if outputs else None}
+        argv, inputs = carried(argv, outputs)
+        payload = {"argv": argv, "env": env, "root": str(ROOT), "outputs": str(outputs) if outputs else None,
+                   "inputs": inputs}
         t0 = time.monotonic()
         if self.agent:
             out, code = self._ask({"op": "exec", "payload": payload}, timeout_s), 0
@@ -255,6 +257,24 @@ class Host:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(gzip.decompress(base64.b64decode(data)))
         return Ran(output, counts["code"], counts["cpu_s"], counts["wall_s"], counts.get("steal_s"))
+
+
+def carried(argv: list[str], outputs: Path | None) -> tuple[list[str], dict[str, str]]:
+    """The files under `outputs` a command line reads (written there for it: an RPC call's bytes), by their path
+    relative to it, to be written there before it runs; the command line with each such file named by its path
+    under `outputs` (the other side puts its own folder in its place)."""
+    if outputs is None:
+        return argv, {}
+    inputs: dict[str, str] = {}
+    named = []
+    for a in argv:
+        path = Path(a) if a.startswith("/") else ROOT / a
+        if a and path.is_file() and path.resolve().is_relative_to(Path(outputs).resolve()):
+            rel = str(path.resolve().relative_to(Path(outputs).resolve()))
+            inputs[rel] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
+            a = f"{outputs}/{rel}"
+        named.append(a)
+    return named, inputs
 
 
 def split_report(text: str) -> tuple[str, dict | None]:
@@ -460,6 +480,10 @@ def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, di
         for a in [*argv, *env.values()]:  # the folders of the files it writes, as they exist on the harness's side
             if tmp + "/" in a:
                 Path(tmp + a.split(tmp, 1)[1].split()[0]).parent.mkdir(parents=True, exist_ok=True)
+        given = payload.get("inputs") or {}
+        for rel, data in given.items():  # the files it reads, written for it on the harness's side
+            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / rel).write_bytes(gzip.decompress(base64.b64decode(data)))
         cpus = pinned_cpus(argv)
         steal0 = _steal_s(cpus)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -481,7 +505,7 @@ def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, di
         steal1 = _steal_s(cpus)
         files = {}
         for path in Path(tmp).rglob("*"):
-            if path.is_file():
+            if path.is_file() and str(path.relative_to(tmp)) not in given:
                 files[str(path.relative_to(tmp))] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return out, {"code": proc.returncode, "cpu_s": cpu, "wall_s": wall,
