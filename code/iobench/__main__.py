@@ -112,8 +112,14 @@ def run_on_server_host(args) -> int:
     from iobench.run.hosts import HostError, run_there
     from iobench.run.results import DatasetExists, check_destination
 
+    from types import SimpleNamespace
+
     if args.client_host is not None:
         raise Mistake("--server-host and --client-host: with --server-host this machine is the client")
+    experiment = registry.experiment(args.dataset, servers=args.servers)
+    why = experiment.across_hosts(SimpleNamespace(points=experiment.points(args.profile)))
+    if why:
+        raise Mistake(f"{args.dataset} cannot put its load on another machine: {why}")
     dest = Path(args.dest).expanduser().resolve() if args.dest else profiles.PROFILES[args.profile].dest(args.dataset)
     try:
         check_destination(dest, profiles.DATA, scratch=args.profile != "full", overwrite=args.overwrite)

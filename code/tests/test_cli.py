@@ -3,6 +3,7 @@ never replaced by accident (a smoke run never writes into data/, a full run repl
 and says so before it measures). The data/ here is a temporary copy (profiles.DATA pointed at it)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -186,11 +187,13 @@ def test_a_full_run_says_what_it_replaces_before_it_measures(book, monkeypatch):
 
 def test_a_smoke_run_replaces_its_own_earlier_scratch_capture(tmp_path, monkeypatch):
     monkeypatch.setitem(manifest.SERVERS, "test-ok", contract_server("ok"))
+    from iobench import registry
     dest = tmp_path / "scratch" / "tiny"
-    for _ in range(2):
-        assert runner.run(runner_experiment(), "smoke", dest=dest, progress=lambda m: None) == dest
+    one_point = registry.experiment(dataclasses.replace(PLAN, points=PLAN.points[:1]), with_battery=False)
+    run_ids = [runner.run(one_point, "smoke", dest=dest, progress=lambda m: None) == dest
+               and (dest / "meta.json").read_text() for _ in range(2)]
     rows = (dest / "results.csv").read_text().splitlines()[1:]
-    assert len(rows) == 2 and len({row.rsplit(",", 2)[1] for row in rows}) == 1  # wrk and ab, of the last run
+    assert len(rows) == 1 and rows[0].rsplit(",", 2)[1] in run_ids[1] and run_ids[0] != run_ids[1]  # the last run's
 
 
 def test_plan_only_refuses_a_member_it_does_not_measure_and_keeps_the_ones_it_does():

@@ -118,8 +118,9 @@ def test_a_host_that_cannot_be_reached_fails_the_command_with_what_ssh_said(tmp_
 @pytest.mark.parametrize("argv, said", [
     (["run", "c-servers", "--client-host", "a b"], "not an SSH destination"),
     (["run", "idle-connections", "--client-host", "laptop"],
-     "--client-host: idle-connections cannot put its load on another machine: it holds its idle connections from "
-     "this machine"),
+     "idle-connections cannot put its load on another machine: it holds its idle connections from this machine"),
+    (["run", "delay-link", "--server-host", "server"],
+     "delay-link cannot put its load on another machine: it measures behind a delay link it makes on this machine"),
     (["run", "echo-sweep", "--client-host", "laptop"], "cannot put its load on another machine: it checks"),
 ])
 def test_a_run_that_cannot_go_across_machines_is_refused_before_anything_starts(argv, said, capsys, tmp_path):

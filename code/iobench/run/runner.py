@@ -8,6 +8,12 @@
         -> stop (SIGTERM, then SIGKILL) and check it exited 0
     then the experiment's finish (the HTTP battery), outliers, metadata and an atomic commit.
 
+A server that dies (or stops listening) is noticed before each point and after it: the point it died in fails with
+its exit status or signal, the rest of its turn is not run against it, the next turn starts a server of its own, and
+the run ends in RunFailed (every failed point said, exit 1, output kept apart, the dataset untouched). With a client
+host (hosts.py) the load generators run on another machine over SSH; a connection that drops fails its point the
+same way.
+
 An experiment says only what differs (servers, points, load, what it measured, columns): a new
 study is a new experiment, not a new runner; its hooks are documented once, on Experiment. Whether
 the generator was the bottleneck, its CPU and the CPU of everything else, and which server, repeat
@@ -415,7 +421,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         why = experiment.across_hosts(r)
         if why:
             from iobench.run.hosts import HostError
-            raise HostError(f"--client-host: {experiment.dataset} cannot put its load on another machine: {why}")
+            raise HostError(f"{experiment.dataset} cannot put its load on another machine: {why}")
         try:
             hosts = {"server": {"where": "this machine: the harness, the server and what is sampled beside it"},
                      "client": client.check(list(client_programs), client_cpus)}
