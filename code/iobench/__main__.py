@@ -129,8 +129,8 @@ def run_on_server_host(args) -> int:
                  "--client-cpus", args.client_cpus or ""]
     forwarded += (["--servers", *args.servers] if args.servers else []) + (["--no-battery"] if args.no_battery else [])
     try:
-        code, came = run_there(args.server_host, forwarded, dest, args.overwrite or args.profile != "full",
-                               lambda line: print(line, file=sys.stderr, flush=True))
+        code, came, there = run_there(args.server_host, forwarded, dest, args.overwrite or args.profile != "full",
+                                      lambda line: print(line, file=sys.stderr, flush=True))
     except HostError as exc:
         raise Mistake(str(exc)) from None
     except KeyboardInterrupt:
@@ -139,8 +139,10 @@ def run_on_server_host(args) -> int:
     if code == 0:
         print(came)
         return 0
-    print(f"error: the run on {args.server_host.dest} exited {code}"
-          + (f"; what it left came back to {came}" if came else "; nothing came back"), file=sys.stderr)
+    how = "its SSH connection failed or dropped" if code == 255 else f"it exited {code}"
+    print(f"error: the run on {args.server_host.dest} failed ({how})"
+          + (f"; what it left came back to {came}" if came else
+             f"; nothing came back (what it left, if anything, is in {there} there)"), file=sys.stderr)
     return code if code in (1, 2, 130) else 1
 
 

@@ -4,6 +4,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "code"))
 
@@ -128,3 +130,12 @@ def changed(ds, where, **columns):
     for column, value in columns.items():
         df.loc[mask, column] = value
     return dataclasses.replace(ds, df=df)
+
+
+@pytest.fixture
+def no_waiting(monkeypatch):
+    """A run whose test is not about a quiet machine: the runner neither waits for TIME_WAIT sockets to drain nor
+    for the machine to go quiet (the test suite itself keeps both busy: up to 5 and 2 s a turn and a point)."""
+    from iobench.run import runner
+    monkeypatch.setattr(runner, "wait_time_wait_drained", lambda *a, **k: 0.0)
+    monkeypatch.setattr(runner, "wait_quiet", lambda *a, **k: 0.0)

@@ -148,7 +148,7 @@ def test_a_server_that_refuses_to_start_is_said_in_its_own_words(tmp_path, monke
         main(["--debug", "serve", "test-refuse"])
 
 
-def test_a_run_that_fails_says_what_failed_and_where_its_output_is(tmp_path, monkeypatch, capsys):
+def test_a_run_that_fails_says_what_failed_and_where_its_output_is(tmp_path, monkeypatch, capsys, no_waiting):
     monkeypatch.setitem(manifest.SERVERS, "test-ok", contract_server("ok"))
     monkeypatch.setitem(plans.PLANS, "tiny", PLAN)
 
@@ -185,7 +185,7 @@ def test_a_full_run_says_what_it_replaces_before_it_measures(book, monkeypatch):
     assert snapshot(book / "data") == before
 
 
-def test_a_smoke_run_replaces_its_own_earlier_scratch_capture(tmp_path, monkeypatch):
+def test_a_smoke_run_replaces_its_own_earlier_scratch_capture(tmp_path, monkeypatch, no_waiting):
     monkeypatch.setitem(manifest.SERVERS, "test-ok", contract_server("ok"))
     from iobench import registry
     dest = tmp_path / "scratch" / "tiny"

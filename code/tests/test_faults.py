@@ -27,7 +27,7 @@ PLAN = plans.HttpPlan(dataset="tiny", description="two servers, the first killed
 
 
 @pytest.fixture
-def two_servers(monkeypatch, tmp_path):
+def two_servers(monkeypatch, tmp_path, no_waiting):
     """Two contract servers on fixed ports, each start's process group recorded; the first is killed (SIGKILL)
     while its first point is measured."""
     ports = {"test-ok": free_port(), "test-ok2": free_port()}

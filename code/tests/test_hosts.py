@@ -164,3 +164,19 @@ def test_the_agent_runs_what_a_harness_on_the_server_s_machine_sends_and_only_wi
 def test_server_host_and_client_host_together_are_refused(capsys, tmp_path):
     assert main(["run", "c-servers", "--server-host", "a", "--client-host", "b", "--dest", str(tmp_path / "x")]) == 2
     assert "with --server-host this machine is the client" in capsys.readouterr().err
+
+
+def test_the_check_says_what_the_client_s_machine_lacks_in_one_line(monkeypatch):
+    """What the other side answers a check with (here for this machine): a program it lacks, a CPU it has not, and
+    fewer descriptors than the points' connections need, each said."""
+    from iobench.run import limits
+    monkeypatch.setattr(limits, "raise_nofile", lambda: {"after": {"soft": 1024, "hard": 1024}})
+    found = hosts.facts({"tools": ["wrk", "no-such-generator"], "cpus": "0,99", "fds": 10_064}, "10.0.0.1")
+    assert found["server_address"] == "10.0.0.1" and found["machine"]["cores"] >= 1
+    [tool, cpu, fds] = found["missing"]
+    assert tool == "no-such-generator (not on PATH, not in the checkout)"
+    assert cpu.startswith("--client-cpus 0,99: CPU 99 is not among this machine's usable CPUs")
+    assert fds.startswith("10,064 file descriptors for the generator's connections (the most it may open there: "
+                          "1,024")
+    with pytest.raises(hosts.HostError, match="lacks: no-such-generator"):
+        Host(dest="x")._found(found)

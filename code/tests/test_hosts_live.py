@@ -132,6 +132,14 @@ def leftovers() -> list[str]:
     return [line for line in p.stdout.splitlines() if "pgrep" not in line]
 
 
+def capture_here(dataset: str, only: list[str], dest: Path) -> None:
+    """The same smoke capture on one machine, over loopback, as the book's are made."""
+    p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
+                        "--no-battery", "--dest", str(dest)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(CODE)},
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+
 CAPTURES = [("c-servers", ["--servers", "c-epoll"]), ("open-loop", ["--servers", "c-epoll"]),
             ("java-servers", ["--servers", "java-netty"]), ("rpc-tail", ["--servers", "rpc-netty"])]
 
@@ -139,14 +147,15 @@ CAPTURES = [("c-servers", ["--servers", "c-epoll"]), ("open-loop", ["--servers",
 @pytest.mark.parametrize("dataset, only", CAPTURES, ids=[c[0] for c in CAPTURES])
 def test_a_capture_across_two_machines_fills_every_column_a_local_one_does(machines, tmp_path, dataset, only):
     local, across = tmp_path / "local", tmp_path / "across"
-    p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
-                        "--no-battery", "--dest", str(local)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(CODE)},
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    proc = machines.iobench("run", dataset, "--profile", "smoke", *only, "--no-battery", "--dest", str(across),
+    capture_here(dataset, only, local)
+    battery = [] if dataset == "c-servers" else ["--no-battery"]  # the battery too, against the address the load used
+    proc = machines.iobench("run", dataset, "--profile", "smoke", *only, *battery, "--dest", str(across),
                             "--client-host", CLIENT)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err[-2000:]
+    if not battery:
+        verdicts = json.loads((across / "battery.json").read_text())["c-epoll"]
+        assert verdicts and all(v["passed"] for v in verdicts), [v for v in verdicts if not v["passed"]]
     here, there = rows(local), rows(across)
     assert [r["server"] for r in there] == [r["server"] for r in here]
     assert all(r.get("ok_run", r.get("ok")) == "True" for r in there), [r.get("failure") for r in there]
@@ -245,10 +254,7 @@ def test_a_run_started_on_the_client_with_server_host_brings_back_what_a_local_c
     """The other direction, as a reader with a laptop and a server would run it: the harness started on the client's
     machine, the run on the server's (its SSH server), the generators back here, the dataset copied here."""
     local, across = tmp_path / "local", tmp_path / "across"
-    p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
-                        "--no-battery", "--dest", str(local)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(CODE)},
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
+    capture_here(dataset, only, local)
     proc = machines.iobench("run", dataset, "--profile", "smoke", *only, "--no-battery", "--dest", str(across),
                             "--server-host", SERVER, on=CLIENT)
     out, err = proc.communicate(timeout=900)
@@ -281,3 +287,56 @@ def test_ctrl_c_on_the_client_stops_the_run_on_the_server_host_and_leaves_nothin
         time.sleep(0.2)
     assert not leftovers() and not dest.exists()
     assert not list(Path("/tmp").glob("iom-run-*"))
+
+
+def test_a_server_killed_on_the_server_host_fails_the_run_and_its_output_comes_back(machines, tmp_path):
+    dest = tmp_path / "killed-there"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
+                            "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        gen = subprocess.run(["pgrep", "-x", "wrk"], capture_output=True, text=True).stdout.split()
+        srv = subprocess.run(["pgrep", "-f", "build/c-epoll "], capture_output=True, text=True).stdout.split()
+        if gen and srv:
+            killed = int(srv[0])
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.05)
+    assert killed, "never saw c-epoll measured"
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err[-2000:]
+    lines = err.strip().splitlines()
+    assert any("c-epoll died (killed by SIGKILL)" in line for line in lines)
+    assert lines[-1].startswith("error: the run on iom-server failed (it exited 1); what it left came back to ")
+    came = Path(lines[-1].rsplit(" came back to ", 1)[1])
+    [failed] = came.glob(".staging/*.failed")
+    assert "c-epoll died (killed by SIGKILL)" in (failed / "FAILED.txt").read_text()
+    assert not dest.exists() and not leftovers() and not list(Path("/tmp").glob("iom-run-*"))
+
+
+def test_the_server_host_s_ssh_server_killed_mid_run_never_hangs_and_stops_the_run_there(machines, tmp_path):
+    dest = tmp_path / "sshd-killed-there"
+    proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
+                            "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
+                subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {machines.link.server_host}"],
+                               capture_output=True)  # the server's listener and its sessions
+                break
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err[-2000:]
+        assert err.strip().splitlines()[-1].startswith(
+            "error: the run on iom-server failed (its SSH connection failed or dropped); nothing came back (what it "
+            "left, if anything, is in /tmp/iom-run-")
+        deadline = time.monotonic() + 30  # the harness there, its input gone, stops as on Ctrl-C
+        while leftovers() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not leftovers() and not dest.exists()
+    finally:
+        for left in Path("/tmp").glob("iom-run-*"):  # what the run there left (its machine is this one)
+            subprocess.run(["rm", "-rf", str(left)])
+        machines.stop_sshd(SERVER)
+        machines.start_sshd(SERVER)

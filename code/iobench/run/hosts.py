@@ -141,16 +141,16 @@ class Host:
         self._control = None
 
     # -- checks -------------------------------------------------------------------------------
-    def check(self, tools: list[str], cpus: str | None) -> dict:
+    def check(self, tools: list[str], cpus: str | None, fds: int = 0) -> dict:
         """Before a run: the host answers over SSH, has this commit of the project built (the same commit, its tree
         clean or not as here), the tools the plan's load needs and the CPUs it is pinned to. Returns its metadata
         (machine, versions, git, usable CPUs, descriptor limit); HostError says everything missing at once."""
         if self.local:
             return {}
         if self.agent:
-            return self._check_agent(tools, cpus)
+            return self._check_agent(tools, cpus, fds)
         try:
-            p = subprocess.run(self.python("check", json.dumps({"tools": tools, "cpus": cpus})),
+            p = subprocess.run(self.python("check", json.dumps({"tools": tools, "cpus": cpus, "fds": fds})),
                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                timeout=CONNECT_TIMEOUT_S * 3 + 30)
         except subprocess.TimeoutExpired:
@@ -176,10 +176,10 @@ class Host:
             raise HostError(f"the client's machine ({self}) lacks: " + "; ".join(missing))
         return found
 
-    def _check_agent(self, tools: list[str], cpus: str | None) -> dict:
+    def _check_agent(self, tools: list[str], cpus: str | None, fds: int) -> dict:
         # SSH_CONNECTION here: "client_ip client_port server_ip server_port": this machine as the other reaches it
         connection = os.environ.get("SSH_CONNECTION", "").split()
-        text = self._ask({"op": "check", "asked": {"tools": tools, "cpus": cpus},
+        text = self._ask({"op": "check", "asked": {"tools": tools, "cpus": cpus, "fds": fds},
                           "server_address": connection[2] if len(connection) == 4 else None}, 120)
         try:
             return {"via": "the SSH session this run was started from (--server-host)",
@@ -365,11 +365,12 @@ class Agent:
 
 
 def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
-              progress: Callable[[str], None]) -> tuple[int, Path | None]:
+              progress: Callable[[str], None]) -> tuple[int, Path | None, str]:
     """`iobench run ARGS` on the server's machine, this one its client: the harness there runs the servers and
     samples them, and sends every load generator here (an Agent, through a port SSH forwards). Its progress shows
     here as it goes; its dataset (or a failed run's output) comes back into dest's folder. Closing this end (Ctrl-C
-    here) stops the run there as Ctrl-C there would. Returns its exit status and what came back (None: nothing)."""
+    here) stops the run there as Ctrl-C there would. Returns its exit status, what came back (None: nothing) and the
+    run's folder there (removed once copied here; left there only when it could not be copied)."""
     tmp = f"/tmp/iom-run-{secrets.token_hex(4)}"
     stage = dest.parent / ".staging" / f"{dest.name}-from-{server.dest}-{secrets.token_hex(3)}"
     with Agent() as agent:
@@ -394,9 +395,11 @@ def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
             _remove(server, tmp)
             raise
     fetched = _fetch(server, tmp, stage)
-    _remove(server, tmp)
     if fetched is None:
-        return code, None
+        shutil.rmtree(stage, ignore_errors=True)
+        server.close()
+        return code, None, tmp
+    _remove(server, tmp)
     made = fetched / dest.name
     if code == 0 and made.is_dir():
         if dest.exists():
@@ -409,22 +412,25 @@ def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
         else:
             os.replace(made, dest)
         shutil.rmtree(stage, ignore_errors=True)
-        return 0, dest
-    return code, stage
+        return 0, dest, tmp
+    return code, stage, tmp
 
 
 def _fetch(server: Host, tmp: str, stage: Path) -> Path | None:
-    """The run's folder there, copied here (tar over the same SSH set-up); None when nothing came."""
+    """The run's folder there, copied here as it streams (tar over the same SSH set-up); None when nothing came."""
     import tarfile
     stage.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(server.ssh(["tar", "-C", tmp, "-cf", "-", "."]), stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=600)
-    if p.returncode != 0 or not p.stdout:
-        return None
-    import io
-    with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
-        tar.extractall(stage, filter="data")
-    return stage
+    p = subprocess.Popen(server.ssh(["tar", "-C", tmp, "-cf", "-", "."]), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        with tarfile.open(fileobj=p.stdout, mode="r|") as tar:
+            tar.extractall(stage, filter="data")
+    except tarfile.TarError:
+        pass
+    finally:
+        p.stdout.close()
+        code = p.wait(600)
+    return stage if code == 0 and any(stage.iterdir()) else None
 
 
 def _remove(server: Host, tmp: str) -> None:
@@ -470,6 +476,8 @@ def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, di
     folder here); return its output and the report: exit code, CPU and wall seconds, steal, the files it wrote.
     wait_gone blocks until the harness's end of the connection closes: then the command's process group is killed at
     once (run in a thread of its own)."""
+    from iobench.run import limits
+    limits.raise_nofile()  # as the harness does before it starts a generator on its own machine
     theirs, outputs = payload["root"], payload.get("outputs")
     with tempfile.TemporaryDirectory(prefix="iom-host-") as tmp:
         def here(a: str) -> str:
@@ -546,7 +554,10 @@ def facts(asked: dict, server_address: str | None) -> dict:
         check_cpus(asked.get("cpus"), "--client-cpus")
     except ValueError as exc:
         missing.append(str(exc))
-    limits.raise_nofile()
+    got = limits.raise_nofile()["after"]["soft"]
+    if asked.get("fds") and got != resource.RLIM_INFINITY and got < asked["fds"]:
+        missing.append(f"{asked['fds']:,} file descriptors for the generator's connections (the most it may open "
+                       f"there: {got:,}; raise the hard limit, RLIMIT_NOFILE)")
     found = metadata.collect()
     found.pop("harness_argv", None)
     found.pop("schema_version", None)

@@ -399,7 +399,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
         client_programs: Sequence[str] = ()) -> Path:
     """Measure an experiment under the smoke or full profile; return the dataset's folder. With a client host (an
     SSH destination: hosts.py) every load generator runs there, pinned to client_cpus there, and needs
-    client_programs there."""
+    client_programs there, and descriptors for the most connections a point opens."""
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(experiment.dataset)
@@ -424,7 +424,7 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
             raise HostError(f"{experiment.dataset} cannot put its load on another machine: {why}")
         try:
             hosts = {"server": {"where": "this machine: the harness, the server and what is sampled beside it"},
-                     "client": client.check(list(client_programs), client_cpus)}
+                     "client": client.check(list(client_programs), client_cpus, fds=descriptors_needed(r.points))}
         finally:
             client.close()  # opened again by the first load
     writer = DatasetWriter(dest, run_id, experiment.columns, overwrite=overwrite or scratch)
@@ -493,6 +493,11 @@ def _yes(v) -> bool:
 def succeeded(row: dict, ok_column: str = "ok") -> bool:
     """Whether a row's run succeeded, by its kind's column (ok, or ok_run where ok counts answers)."""
     return _yes(row.get(ok_column))
+
+
+def descriptors_needed(points: Sequence) -> int:
+    """The descriptors a generator needs for the most connections a point opens, and a few of its own."""
+    return max((getattr(p, "connections", 0) or 0 for p in points), default=0) + 64
 
 
 def progress_line(ex: Experiment, label: str, row: dict) -> str:
