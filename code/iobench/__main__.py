@@ -61,16 +61,18 @@ def cmd_run(args) -> int:
                                          with_battery=False if args.no_battery else None)
     except KeyError as exc:
         raise Mistake(exc.args[0]) from None
+    tools = [t for t in (getattr(p, "tool", None) for p in experiment.points(args.profile)) if t]
     if args.server_host is not None:
-        return run_on_server_host(args)
+        return run_on_server_host(args, experiment, programs(tools))
     client_host = args.client_host
     if args.client_agent is not None:  # started by run_on_server_host over SSH: its machine is the client
         client_host = agent_host(args.client_agent)
-    tools = [t for t in (getattr(p, "tool", None) for p in experiment.points(args.profile)) if t]
+    if args.server_address and client_host is None:
+        raise Mistake("--server-address: only with --client-host or --server-host (alone, servers listen on loopback)")
     try:
         path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
                    server_cpus=args.server_cpus, client_cpus=args.client_cpus, client_host=client_host,
-                   client_programs=programs(tools))
+                   client_programs=programs(tools), server_address=args.server_address)
     except (DatasetExists, HostError) as exc:  # refused before anything started
         raise Mistake(str(exc)) from None
     except RunFailed as exc:  # every point tried; the lines above name each failed one
@@ -105,18 +107,18 @@ def agent_host(port: int):
     return Host(agent=(port, token.decode().strip()))
 
 
-def run_on_server_host(args) -> int:
-    """`iobench run --server-host H`: the run on H (hosts.run_there), this machine its client; the dataset comes back
-    to --dest (or the profile's folder) here, refused here first if the run may not write there."""
+def run_on_server_host(args, experiment, programs: list[str]) -> int:
+    """`iobench run --server-host H`: the run on H (hosts.run_there), this machine its client, which starts only the
+    generators the run's points name; the dataset comes back to --dest (or the profile's folder) here, refused here
+    first if the run may not write there."""
+    from types import SimpleNamespace
+
     from iobench.run import profiles
     from iobench.run.hosts import HostError, run_there
     from iobench.run.results import DatasetExists, check_destination
 
-    from types import SimpleNamespace
-
     if args.client_host is not None:
         raise Mistake("--server-host and --client-host: with --server-host this machine is the client")
-    experiment = registry.experiment(args.dataset, servers=args.servers)
     why = experiment.across_hosts(SimpleNamespace(points=experiment.points(args.profile)))
     if why:
         raise Mistake(f"{args.dataset} cannot put its load on another machine: {why}")
@@ -128,9 +130,10 @@ def run_on_server_host(args) -> int:
     forwarded = [args.dataset, "--profile", args.profile, "--server-cpus", args.server_cpus or "",
                  "--client-cpus", args.client_cpus or ""]
     forwarded += (["--servers", *args.servers] if args.servers else []) + (["--no-battery"] if args.no_battery else [])
+    forwarded += ["--server-address", args.server_address] if args.server_address else []
     try:
         code, came, there = run_there(args.server_host, forwarded, dest, args.overwrite or args.profile != "full",
-                                      lambda line: print(line, file=sys.stderr, flush=True))
+                                      programs)
     except HostError as exc:
         raise Mistake(str(exc)) from None
     except KeyboardInterrupt:
@@ -439,6 +442,10 @@ COMMANDS = [
         _arg("--server-host", type=ssh_host, metavar="[USER@]HOST[:PATH]",
              help="run the servers (and the harness) on this SSH destination, the load generators here; the "
                   "dataset comes back here (README: Measure across two machines)"),
+        _arg("--server-address", type=address,
+             help="with --client-host or --server-host: the address the servers listen on and the load goes to "
+                  "(default: the one SSH used; behind NAT, or with more than one network, give the one the client's "
+                  "machine reaches the server's at)"),
         _arg("--client-agent", type=number(1, 65535, int), help=argparse.SUPPRESS),
         _arg("--no-battery", action="store_true")]),
     ("battery", cmd_battery, "run the conformance battery against one server", [

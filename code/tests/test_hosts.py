@@ -29,6 +29,7 @@ def test_a_destination_is_user_host_and_the_checkout_s_path(text, dest, root):
 
 
 @pytest.mark.parametrize("text, said", [("a b", "not an SSH destination"), ("-oProxyCommand=x", "not an SSH"),
+                                        ("-Jhost", "not an SSH"), ("user@-Jhost", "not an SSH"),
                                         ("host:relative/path", "must be absolute")])
 def test_a_destination_that_is_not_one_is_refused(text, said):
     with pytest.raises(ValueError, match=said):
@@ -137,7 +138,7 @@ def test_a_run_that_cannot_go_across_machines_is_refused_before_anything_starts(
 def test_the_agent_runs_what_a_harness_on_the_server_s_machine_sends_and_only_with_its_token(tmp_path):
     """--server-host: the harness there reaches this machine's Agent through a forwarded port (here: directly)."""
     import socket as socketlib
-    with hosts.Agent() as agent:
+    with hosts.Agent([sys.executable]) as agent:
         there = Host(agent=(agent.port, agent.token))
         staging = tmp_path / "staging"
         script = "import sys; open(sys.argv[1], 'w').write('kept'); print('ran')"
@@ -156,9 +157,18 @@ def test_the_agent_runs_what_a_harness_on_the_server_s_machine_sends_and_only_wi
             assert s.recv(100) == b""
         wrong = Host(agent=(agent.port, "guess")).run(["true"], {}, 10)
         assert wrong.lost.startswith("the connection to the machine this run was started from failed or dropped")
-        # a command that outlives its timeout is killed there, and said
+        # a command that outlives its timeout is killed there, and said: a failed point, not a lost connection
         slow = there.run([sys.executable, "-c", "import time; time.sleep(30)"], {}, 1)
-        assert slow.output.rstrip().endswith("killed after 1 s") and slow.lost
+        assert slow.code == -9 and "killed after 1 s" in slow.output and slow.lost is None
+        # it starts the run's load generators only, with the harness's own variables only
+        for argv, env in ((["sh", "-c", "touch /tmp/owned"], {}), ([sys.executable, "-V"], {"LD_PRELOAD": "x"})):
+            refused = there.run(argv, env, 10)
+            assert refused.code == 127 and "could not run it there: PermissionError" in refused.output
+        # and never writes a file outside the run's folder, whatever the request names
+        bad = {"argv": [sys.executable, "-V"], "env": {}, "root": str(ROOT), "outputs": str(staging),
+               "inputs": {"../../escaped": hosts.pack(b"x")}}
+        out, report = hosts.run_payload(bad, lambda: None, {sys.executable})
+        assert report["code"] == 127 and b"is not a file inside" in out
 
 
 def test_server_host_and_client_host_together_are_refused(capsys, tmp_path):
@@ -180,3 +190,10 @@ def test_the_check_says_what_the_client_s_machine_lacks_in_one_line(monkeypatch)
                           "1,024")
     with pytest.raises(hosts.HostError, match="lacks: no-such-generator"):
         Host(dest="x")._found(found)
+
+
+@pytest.mark.parametrize("rel", ["/etc/passwd", "../x", "a/../../x", "."])
+def test_a_path_from_the_other_machine_stays_inside_its_folder(tmp_path, rel):
+    with pytest.raises(ValueError, match="is not a file inside"):
+        hosts.inside(tmp_path, rel)
+    assert hosts.inside(tmp_path, "raw/a.csv") == (tmp_path / "raw" / "a.csv").resolve()

@@ -31,6 +31,7 @@ from test_lifecycle import CODE
 pytestmark = pytest.mark.live
 
 CLIENT, SERVER = "iom-client", "iom-server"  # the two machines' names in the test's SSH config
+LEFT_THERE = ROOT / "_build" / "runs-for-a-client"  # where a --server-host run works on the server's machine
 
 
 class Machines:
@@ -286,7 +287,7 @@ def test_ctrl_c_on_the_client_stops_the_run_on_the_server_host_and_leaves_nothin
     while leftovers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not leftovers() and not dest.exists()
-    assert not list(Path("/tmp").glob("iom-run-*"))
+    assert not list(LEFT_THERE.glob("*"))
 
 
 def test_a_server_killed_on_the_server_host_fails_the_run_and_its_output_comes_back(machines, tmp_path):
@@ -311,7 +312,7 @@ def test_a_server_killed_on_the_server_host_fails_the_run_and_its_output_comes_b
     came = Path(lines[-1].rsplit(" came back to ", 1)[1])
     [failed] = came.glob(".staging/*.failed")
     assert "c-epoll died (killed by SIGKILL)" in (failed / "FAILED.txt").read_text()
-    assert not dest.exists() and not leftovers() and not list(Path("/tmp").glob("iom-run-*"))
+    assert not dest.exists() and not leftovers() and not list(LEFT_THERE.glob("*"))
 
 
 def test_the_server_host_s_ssh_server_killed_mid_run_never_hangs_and_stops_the_run_there(machines, tmp_path):
@@ -330,13 +331,13 @@ def test_the_server_host_s_ssh_server_killed_mid_run_never_hangs_and_stops_the_r
         assert proc.returncode == 1, err[-2000:]
         assert err.strip().splitlines()[-1].startswith(
             "error: the run on iom-server failed (its SSH connection failed or dropped); nothing came back (what it "
-            "left, if anything, is in /tmp/iom-run-")
+            f"left, if anything, is in {LEFT_THERE}/")
         deadline = time.monotonic() + 30  # the harness there, its input gone, stops as on Ctrl-C
         while leftovers() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not leftovers() and not dest.exists()
     finally:
-        for left in Path("/tmp").glob("iom-run-*"):  # what the run there left (its machine is this one)
+        for left in LEFT_THERE.glob("*"):  # what the run there left (its machine is this one)
             subprocess.run(["rm", "-rf", str(left)])
         machines.stop_sshd(SERVER)
         machines.start_sshd(SERVER)

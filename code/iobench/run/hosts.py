@@ -63,6 +63,25 @@ class Ran:
     lost: str | None = None  # the connection to the host failed or dropped: what ssh said
 
 
+def pack(data: bytes) -> str:
+    """A file's bytes as they travel in a report or a request (gzip, then base64)."""
+    return base64.b64encode(gzip.compress(data)).decode()
+
+
+def unpack(text: str) -> bytes:
+    return gzip.decompress(base64.b64decode(text))
+
+
+def inside(folder: Path | str, rel: str) -> Path:
+    """folder/rel, refused (ValueError) where rel is absolute or leaves the folder: a path from the other machine
+    never writes outside the folder it names."""
+    base = Path(folder).resolve()
+    path = (base / rel).resolve()
+    if Path(rel).is_absolute() or not path.is_relative_to(base) or path == base:
+        raise ValueError(f"{rel!r} is not a file inside {folder}")
+    return path
+
+
 def _killed_note(timeout_s: float) -> str:
     return f"\n[iobench] killed after {timeout_s:.0f} s\n"
 
@@ -93,7 +112,7 @@ class Host:
         if text is None or text == "local":
             return cls()
         dest, colon, path = text.partition(":")
-        if not re.fullmatch(r"(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+", dest):
+        if not re.fullmatch(r"(?:[A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9._][A-Za-z0-9._-]*", dest):
             raise ValueError(f"{text!r} is not an SSH destination ([user@]host, optionally :/path/of/the/checkout)")
         if colon and not path.startswith("/"):
             raise ValueError(f"{text!r}: the checkout's path on that host must be absolute (host:/path)")
@@ -135,15 +154,18 @@ class Host:
         if self._control is None:
             return
         if self.dest:
-            subprocess.run(self.ssh(["true"])[:-3] + ["-O", "exit", self.dest], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+            try:
+                subprocess.run(self.ssh(["true"])[:-3] + ["-O", "exit", self.dest], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # its master ends by itself (ControlPersist); the run's own outcome is what matters
         shutil.rmtree(self._control, ignore_errors=True)
         self._control = None
 
     # -- checks -------------------------------------------------------------------------------
     def check(self, tools: list[str], cpus: str | None, fds: int = 0) -> dict:
-        """Before a run: the host answers over SSH, has this commit of the project built (the same commit, its tree
-        clean or not as here), the tools the plan's load needs and the CPUs it is pinned to. Returns its metadata
+        """Before a run: the host answers over SSH, has this commit of the project built, the tools the plan's load
+        needs, the CPUs it is pinned to and the descriptors its connections need. Returns its metadata
         (machine, versions, git, usable CPUs, descriptor limit); HostError says everything missing at once."""
         if self.local:
             return {}
@@ -163,7 +185,12 @@ class Host:
             raise HostError(f"--client-host {self.dest}: the project's harness did not run in {self.root} there "
                             f"(exit {p.returncode}; is the checkout there, built with make ready?): "
                             f"{(p.stderr or p.stdout).strip()[-300:]}")
-        return {"ssh": self.dest, "root": self.root, **self._found(json.loads(p.stdout.strip().splitlines()[-1]))}
+        try:
+            found = json.loads(p.stdout.strip().splitlines()[-1])
+        except ValueError:
+            raise HostError(f"--client-host {self.dest}: its check answered something else than its facts: "
+                            f"{p.stdout.strip()[-300:]}") from None
+        return {"ssh": self.dest, "root": self.root, **self._found(found)}
 
     def _found(self, found: dict) -> dict:
         """The other machine's facts, once they show it has all the run needs (HostError: what it lacks)."""
@@ -216,10 +243,11 @@ class Host:
             return run_here(argv, env, timeout_s)
         argv, inputs = carried(argv, outputs)
         payload = {"argv": argv, "env": env, "root": str(ROOT), "outputs": str(outputs) if outputs else None,
-                   "inputs": inputs}
+                   "inputs": inputs, "timeout_s": timeout_s}
         t0 = time.monotonic()
         if self.agent:
-            out, code = self._ask({"op": "exec", "payload": payload}, timeout_s), 0
+            out = self._ask({"op": "exec", "payload": payload}, timeout_s + 30)  # its own timeout kills it first
+            code = -9 if out.endswith(_killed_note(timeout_s + 30)) else 0
             return self._ran(out, code, time.monotonic() - t0, outputs)
         encoded = base64.b64encode(json.dumps(payload).encode()).decode()
         # its stdin stays open while the generator runs: closing it (or ssh's end) kills the generator there
@@ -247,15 +275,17 @@ class Host:
         """What came back: the output, the report's counts and the files written there, put where they belong."""
         output, counts = split_report(out or "")
         if counts is None:
+            if code == -9:  # killed here at its timeout: a failed point, as it would be on one machine
+                return Ran(output, code, 0.0, wall)
             said = next((line for line in reversed(output.strip().splitlines()) if line.strip()), "")
             how = (f"the SSH connection to {self.dest} failed or dropped (ssh exit {code}"
                    + (f": {said.strip()[:200]})" if said else ")")) if self.dest else \
                 f"the connection to {self} failed or dropped" + (f": {said.strip()[:200]}" if said else "")
             return Ran(output + f"\n[iobench] {how}\n", code if code else EXIT_SSH, 0.0, wall, lost=how)
         for rel, data in counts.get("files", {}).items():
-            target = Path(outputs) / rel
+            target = inside(outputs, rel)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(gzip.decompress(base64.b64decode(data)))
+            target.write_bytes(unpack(data))
         return Ran(output, counts["code"], counts["cpu_s"], counts["wall_s"], counts.get("steal_s"))
 
 
@@ -271,7 +301,7 @@ def carried(argv: list[str], outputs: Path | None) -> tuple[list[str], dict[str,
         path = Path(a) if a.startswith("/") else ROOT / a
         if a and path.is_file() and path.resolve().is_relative_to(Path(outputs).resolve()):
             rel = str(path.resolve().relative_to(Path(outputs).resolve()))
-            inputs[rel] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
+            inputs[rel] = pack(path.read_bytes())
             a = f"{outputs}/{rel}"
         named.append(a)
     return named, inputs
@@ -316,7 +346,8 @@ class Agent:
     loopback that SSH forwards from there. Only a request with its token (sent to that harness on its stdin, never on
     a command line) is served."""
 
-    def __init__(self) -> None:
+    def __init__(self, allowed: list[str]) -> None:
+        self.allowed = set(allowed)  # the only programs it starts (drivers.programs of the run's points)
         self.token = secrets.token_hex(16)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
@@ -341,23 +372,29 @@ class Agent:
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
+            conn.settimeout(10)  # a request comes whole at once, or not at all
             line = b""
-            while not line.endswith(b"\n") and len(line) < (1 << 24):
-                data = conn.recv(1 << 16)
-                if not data:
-                    return
-                line += data
             try:
+                while not line.endswith(b"\n") and len(line) < (1 << 20):  # a request is small (an RPC call's bytes)
+                    data = conn.recv(1 << 16)
+                    if not data:
+                        return
+                    line += data
                 request = json.loads(line)
-            except ValueError:
+            except (OSError, ValueError):
                 return
-            if not secrets.compare_digest(str(request.get("token", "")), self.token):
+            if not isinstance(request, dict) or not secrets.compare_digest(
+                    str(request.get("token", "")).encode(), self.token.encode()):
                 return
-            if request.get("op") == "check":
-                conn.sendall(json.dumps(facts(request["asked"], request.get("server_address"))).encode())
-            elif request.get("op") == "exec":
-                out, report = run_payload(request["payload"], _until_eof(lambda: conn.recv(4096)))
-                conn.sendall(reported(out, report))
+            conn.settimeout(None)
+            try:
+                if request.get("op") == "check":
+                    conn.sendall(json.dumps(facts(request["asked"], request.get("server_address"))).encode())
+                elif request.get("op") == "exec":
+                    out, report = run_payload(request["payload"], _until_eof(lambda: conn.recv(4096)), self.allowed)
+                    conn.sendall(reported(out, report))
+            except (OSError, KeyError, TypeError):
+                return
             try:  # the end of the answer, at once: a close alone waits for the thread still reading the lifeline
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -365,20 +402,21 @@ class Agent:
 
 
 def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
-              progress: Callable[[str], None]) -> tuple[int, Path | None, str]:
+              programs: list[str]) -> tuple[int, Path | None, str]:
     """`iobench run ARGS` on the server's machine, this one its client: the harness there runs the servers and
     samples them, and sends every load generator here (an Agent, through a port SSH forwards). Its progress shows
     here as it goes; its dataset (or a failed run's output) comes back into dest's folder. Closing this end (Ctrl-C
     here) stops the run there as Ctrl-C there would. Returns its exit status, what came back (None: nothing) and the
     run's folder there (removed once copied here; left there only when it could not be copied)."""
-    tmp = f"/tmp/iom-run-{secrets.token_hex(4)}"
+    tmp = f"{server.root}/_build/runs-for-a-client/{secrets.token_hex(8)}"  # in the checkout there: its user's
     stage = dest.parent / ".staging" / f"{dest.name}-from-{server.dest}-{secrets.token_hex(3)}"
-    with Agent() as agent:
+    with Agent(programs) as agent:
         there = 20000 + secrets.randbelow(40000)  # a port taken there fails the forwarding, and ssh says so
         remote = ["env", "PYTHONPATH=code", ".venv/bin/python", "-m", "iobench", "run", *args,
                   "--dest", f"{tmp}/{dest.name}", "--client-agent", str(there)]
+        # a session of its own: Ctrl-C here reaches this process only, which then ends the run there in order
         p = subprocess.Popen(server.ssh(remote, forward=(there, agent.port)), stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True, start_new_session=True)
         try:
             p.stdin.write(agent.token + "\n")
             p.stdin.flush()
@@ -389,7 +427,7 @@ def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
         except KeyboardInterrupt:
             p.stdin.close()  # the harness there stops as on Ctrl-C: its servers stopped, its data untouched
             try:
-                p.wait(60)
+                p.wait(120)  # until it has stopped there (its servers, its partial output written)
             except subprocess.TimeoutExpired:
                 p.kill()
             _remove(server, tmp)
@@ -401,7 +439,9 @@ def run_there(server: Host, args: list[str], dest: Path, overwrite: bool,
         return code, None, tmp
     _remove(server, tmp)
     made = fetched / dest.name
-    if code == 0 and made.is_dir():
+    if code == 0 and not made.is_dir():
+        return 1, stage, tmp  # it said it finished, but what came back holds no dataset
+    if code == 0:
         if dest.exists():
             if not overwrite:
                 raise HostError(f"{dest} appeared during the run; the run is kept in {made}")
@@ -424,9 +464,18 @@ def _fetch(server: Host, tmp: str, stage: Path) -> Path | None:
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         with tarfile.open(fileobj=p.stdout, mode="r|") as tar:
-            tar.extractall(stage, filter="data")
-    except tarfile.TarError:
-        pass
+            for member in tar:  # files and folders inside stage only (tarfile's own filter is Python 3.11.4+)
+                if not (member.isfile() or member.isdir()):
+                    continue
+                target = stage if member.name in (".", "./") else inside(stage, member.name)
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(target, "wb") as out:
+                        shutil.copyfileobj(src, out)
+    except (tarfile.TarError, ValueError):
+        p.kill()
     finally:
         p.stdout.close()
         code = p.wait(600)
@@ -471,14 +520,35 @@ def _steal_s(cpus: str | None) -> float | None:
     return sampler.core_s(cpus).get("steal") if cpus else None
 
 
-def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, dict]:
+def run_payload(payload: dict, wait_gone: Callable[[], None], allowed: set[str] | None = None) -> tuple[bytes, dict]:
     """Run the command a harness sent (its paths into that checkout made paths into this one, its outputs into a
     folder here); return its output and the report: exit code, CPU and wall seconds, steal, the files it wrote.
     wait_gone blocks until the harness's end of the connection closes: then the command's process group is killed at
-    once (run in a thread of its own)."""
+    once (run in a thread of its own); so is a command past the payload's timeout. With `allowed`, only those programs
+    run (after an optional taskset -c LIST), with only IOBENCH_ variables: an Agent runs the book's generators, not
+    whatever it is sent. A command that cannot run is reported (exit 127, and why), not raised."""
+    try:
+        return _run_payload(payload, wait_gone, allowed)
+    except Exception as exc:  # a program missing, a path refused: said in the report, the connection kept
+        return f"[iobench] could not run it there: {exc.__class__.__name__}: {exc}\n".encode(), {
+            "code": 127, "cpu_s": 0.0, "wall_s": 0.0, "steal_s": None, "files": {}}
+
+
+def _run_payload(payload: dict, wait_gone: Callable[[], None], allowed: set[str] | None) -> tuple[bytes, dict]:
     from iobench.run import limits
     limits.raise_nofile()  # as the harness does before it starts a generator on its own machine
     theirs, outputs = payload["root"], payload.get("outputs")
+    if allowed is not None:
+        argv = payload["argv"]
+        program = argv[3] if argv[:2] == ["taskset", "-c"] and len(argv) > 3 else argv[0] if argv else ""
+
+        def relative(p: str) -> str:  # a program in either checkout, by its path in it
+            return p.replace(theirs + "/", "", 1) if p.startswith(theirs + "/") else \
+                p.replace(str(ROOT) + "/", "", 1) if p.startswith(str(ROOT) + "/") else p
+        if relative(program) not in {relative(a) for a in allowed}:
+            raise PermissionError(f"{program!r} is not one of the load generators this run may start here")
+        if any(not k.startswith("IOBENCH_") for k in payload["env"]):
+            raise PermissionError("only IOBENCH_ variables may be set for a load generator here")
     with tempfile.TemporaryDirectory(prefix="iom-host-") as tmp:
         def here(a: str) -> str:
             a = a.replace(outputs, tmp) if outputs else a
@@ -490,8 +560,8 @@ def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, di
                 Path(tmp + a.split(tmp, 1)[1].split()[0]).parent.mkdir(parents=True, exist_ok=True)
         given = payload.get("inputs") or {}
         for rel, data in given.items():  # the files it reads, written for it on the harness's side
-            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
-            (Path(tmp) / rel).write_bytes(gzip.decompress(base64.b64decode(data)))
+            inside(tmp, rel).parent.mkdir(parents=True, exist_ok=True)
+            inside(tmp, rel).write_bytes(unpack(data))
         cpus = pinned_cpus(argv)
         steal0 = _steal_s(cpus)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -507,14 +577,19 @@ def run_payload(payload: dict, wait_gone: Callable[[], None]) -> tuple[bytes, di
                 except ProcessLookupError:
                     pass
         threading.Thread(target=watch, daemon=True).start()
-        out, _ = proc.communicate()
+        try:
+            out, _ = proc.communicate(timeout=payload.get("timeout_s"))
+        except subprocess.TimeoutExpired:  # the harness kills it on its side at the same moment; here too
+            os.killpg(proc.pid, 9)
+            out, _ = proc.communicate()
+            out += _killed_note(payload["timeout_s"]).encode()
         wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         steal1 = _steal_s(cpus)
         files = {}
         for path in Path(tmp).rglob("*"):
             if path.is_file() and str(path.relative_to(tmp)) not in given:
-                files[str(path.relative_to(tmp))] = base64.b64encode(gzip.compress(path.read_bytes())).decode()
+                files[str(path.relative_to(tmp))] = pack(path.read_bytes())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return out, {"code": proc.returncode, "cpu_s": cpu, "wall_s": wall,
                  "steal_s": None if steal0 is None else steal1 - steal0, "files": files}

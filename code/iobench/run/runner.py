@@ -396,10 +396,11 @@ class Run:
 def run(experiment: Experiment, profile_name: str, dest: Path | None = None, overwrite: bool = False,
         server_cpus: str | None = "0", client_cpus: str | None = "1",
         progress: Callable[[str], None] | None = None, client_host: Host | None = None,
-        client_programs: Sequence[str] = ()) -> Path:
+        client_programs: Sequence[str] = (), server_address: str | None = None) -> Path:
     """Measure an experiment under the smoke or full profile; return the dataset's folder. With a client host (an
     SSH destination: hosts.py) every load generator runs there, pinned to client_cpus there, and needs
-    client_programs there, and descriptors for the most connections a point opens."""
+    client_programs there, and descriptors for the most connections a point opens; the servers listen on
+    server_address (default: the address SSH used between the two machines)."""
     profile = PROFILES[profile_name]
     progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     dest = Path(dest) if dest else profile.dest(experiment.dataset)
@@ -427,6 +428,8 @@ def run(experiment: Experiment, profile_name: str, dest: Path | None = None, ove
                      "client": client.check(list(client_programs), client_cpus, fds=descriptors_needed(r.points))}
         finally:
             client.close()  # opened again by the first load
+        if server_address:
+            hosts["client"].update(server_address=server_address, server_address_from="--server-address")
     writer = DatasetWriter(dest, run_id, experiment.columns, overwrite=overwrite or scratch)
     r.writer = writer
     r.meta = metadata.collect(
@@ -560,7 +563,18 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
     def report(label: str, row: dict) -> None:
         r.writer.add_row(row)
         r.progress(progress_line(ex, label, row))
-    lost: str | None = None  # why the server can no longer be measured, once it cannot
+    lost: str | None = None  # why the rest of the turn cannot be measured (its server, or the client host, lost)
+    server_lost: str | None = None
+    pending = list(turn.points)
+
+    def unmeasured(at: Serving, point, why: str) -> None:
+        nonlocal done
+        done += 1
+        label = f"[{done}/{total}] {turn.server.id:20s} {point.label():28s} rep {repeat}"
+        r.measured = None
+        r.faults.append((turn.server.id, repeat, point.label(), why))
+        row = r.row(at, ex.unmeasured(at, point, f"not measured: {why}"))
+        rows.append((label, row)) if ex.rows_after_stop else report(label, row)
     try:
         with ServerProcess(turn.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
             at = Serving(turn, repeat, srv)
@@ -568,28 +582,35 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
                 with ex.alongside(r, at) as beside:
                     at.alongside = beside
                     ex.verify(r, at)
-                    for point in turn.points:
+                    while pending:
+                        point = pending[0]
+                        server_lost = server_lost or srv.lost()  # before each point: still alive, still listening?
+                        lost = lost or server_lost
+                        if lost:
+                            unmeasured(at, pending.pop(0), lost)
+                            continue
                         done += 1
                         label = f"[{done}/{total}] {turn.server.id:20s} {point.label():28s} rep {repeat}"
                         r.measured = None
-                        lost = lost or srv.lost()  # before each point: still alive, still listening?
-                        if lost:
-                            row, fault = r.row(at, ex.unmeasured(at, point, f"not measured: {lost}")), lost
-                        else:
-                            row, lost, fault = _measure(r, at, point)
-                        if fault:
+                        pending.pop(0)
+                        row, server_lost, fault = _measure(r, at, point)
+                        if fault:  # the rest of the turn is not run: the server, or the connection, is gone
                             r.faults.append((turn.server.id, repeat, point.label(), fault))
+                            lost = fault
                         if ex.rows_after_stop:
                             rows.append((label, row))
                         else:
                             report(label, row)
             except Exception:
-                lost = lost or srv.lost()
+                server_lost = server_lost or srv.lost()
+                lost = lost or server_lost
                 if not lost:
                     raise
-                # what was beside the server, or its verification, failed because the server went: said as that
-                r.faults.append((turn.server.id, repeat, "(start of its turn)", lost))
+                # what was beside the server, or its verification, failed because the server went: said as that, and
+                # every point of the turn not measured yet is written as such
                 r.progress(f"{turn.server.id} rep {repeat}: {lost}; its remaining points not measured")
+                while pending:
+                    unmeasured(at, pending.pop(0), lost)
             at.alongside = None
     except Unsupported as exc:
         r.unsupported[turn.server.id] = str(exc)
@@ -599,8 +620,10 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
                     "exit_code": srv.exit_code, "time_wait_wait_s": round(waited, 1),
                     "cpu_accounting": srv.cpu_group.source if srv.cpu_group else "/proc",
                     **({"stderr_tail": metadata.portable_text(tail)} if (tail := srv.stderr_tail(800)) else {})})
-    if lost:
-        r.progress(f"{turn.server.id} rep {repeat}: lost ({lost}); the next turn starts a server of its own")
+    if server_lost:
+        r.progress(f"{turn.server.id} rep {repeat}: lost ({server_lost}); the next turn starts a server of its own")
+    elif lost:
+        r.progress(f"{turn.server.id} rep {repeat}: {lost}; the next turn tries the client host again")
     elif srv.exit_code != 0:
         if ex.require_clean_exit:
             raise RuntimeError(f"{turn.server.id} exited {srv.exit_code} on SIGTERM (contract: 0): "
