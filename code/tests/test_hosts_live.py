@@ -82,11 +82,15 @@ class Machines:
             time.sleep(0.3)
         raise AssertionError(f"dropbear did not answer: {(self.tmp / 'dropbear.log').read_text()[-500:]}")
 
+    def kill_sshd(self, name: str) -> None:
+        """SIGKILL one machine's SSH server: its listener and every session (as a crash or a reboot there would)."""
+        address = self.link.client_host if name == CLIENT else self.link.server_host
+        subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {address}"], capture_output=True)
+
     def stop_sshd(self, name: str = CLIENT) -> None:
         if name in self.sshd:
             procs.stop_group(self.sshd.pop(name), 2.0)
-        address = self.link.client_host if name == CLIENT else self.link.server_host
-        subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {address}"], capture_output=True)
+        self.kill_sshd(name)
 
     def on(self, name: str, argv: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(CODE), "IOBENCH_SSH_CONFIG": str(self.config)}
@@ -133,6 +137,21 @@ def leftovers() -> list[str]:
     return [line for line in p.stdout.splitlines() if "pgrep" not in line]
 
 
+def pgrep(pattern: str) -> list[str]:
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+
+
+def during_load(proc: subprocess.Popen, act) -> None:
+    """Once a load generator runs against c-epoll (wrk, on either machine: both are this one), act, once."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout and pgrep("build/c-epoll "):
+            act()
+            return
+        time.sleep(0.05)
+    raise AssertionError("never saw c-epoll under load")
+
+
 def capture_here(dataset: str, only: list[str], dest: Path) -> None:
     """The same smoke capture on one machine, over loopback, as the book's are made."""
     p = subprocess.run([sys.executable, "-m", "iobench", "run", dataset, "--profile", "smoke", *only,
@@ -175,16 +194,7 @@ def test_a_server_killed_mid_point_across_machines_fails_the_run_and_leaves_noth
     dest = tmp_path / "killed"
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "c-poll",
                             "--no-battery", "--dest", str(dest), "--client-host", CLIENT)
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and time.monotonic() < deadline and proc.poll() is None:
-        gen = subprocess.run(["pgrep", "-x", "wrk"], capture_output=True, text=True).stdout.split()
-        srv = subprocess.run(["pgrep", "-f", "build/c-epoll "], capture_output=True, text=True).stdout.split()
-        if gen and srv:
-            killed = int(srv[0])
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.05)
-    assert killed, "never saw c-epoll measured"
+    during_load(proc, lambda: os.kill(int(pgrep("build/c-epoll ")[0]), signal.SIGKILL))  # as the OOM killer would
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err[-2000:]
     lines = err.strip().splitlines()
@@ -210,13 +220,7 @@ def test_the_ssh_server_killed_mid_point_fails_the_point_never_hangs_and_leaves_
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
                             "--dest", str(dest), "--client-host", CLIENT)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
-                subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {machines.link.client_host}"],
-                               capture_output=True)  # the client's listener and its sessions
-                break
-            time.sleep(0.05)
+        during_load(proc, lambda: machines.kill_sshd(CLIENT))  # its listener and its sessions
         t0 = time.monotonic()
         out, err = proc.communicate(timeout=300)
         assert time.monotonic() - t0 < 120  # every later point fails at once: nothing answers on port 22
@@ -234,12 +238,7 @@ def test_ctrl_c_across_machines_leaves_nothing_running_on_either_side(machines, 
     dest = tmp_path / "interrupted"
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
                             "--dest", str(dest), "--client-host", CLIENT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
-            proc.send_signal(signal.SIGINT)  # the harness alone, as `kill -INT` would (not its whole group)
-            break
-        time.sleep(0.05)
+    during_load(proc, lambda: proc.send_signal(signal.SIGINT))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert err.strip().splitlines()[-1] == "interrupted: servers stopped, links removed, captured data untouched"
@@ -274,12 +273,7 @@ def test_ctrl_c_on_the_client_stops_the_run_on_the_server_host_and_leaves_nothin
     dest = tmp_path / "interrupted"
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
                             "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
-            proc.send_signal(signal.SIGINT)
-            break
-        time.sleep(0.05)
+    during_load(proc, lambda: proc.send_signal(signal.SIGINT))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert err.strip().splitlines()[-1] == "interrupted: the run on iom-server stopped, nothing kept there"
@@ -294,16 +288,7 @@ def test_a_server_killed_on_the_server_host_fails_the_run_and_its_output_comes_b
     dest = tmp_path / "killed-there"
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
                             "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and time.monotonic() < deadline and proc.poll() is None:
-        gen = subprocess.run(["pgrep", "-x", "wrk"], capture_output=True, text=True).stdout.split()
-        srv = subprocess.run(["pgrep", "-f", "build/c-epoll "], capture_output=True, text=True).stdout.split()
-        if gen and srv:
-            killed = int(srv[0])
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.05)
-    assert killed, "never saw c-epoll measured"
+    during_load(proc, lambda: os.kill(int(pgrep("build/c-epoll ")[0]), signal.SIGKILL))  # as the OOM killer would
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err[-2000:]
     lines = err.strip().splitlines()
@@ -320,13 +305,7 @@ def test_the_server_host_s_ssh_server_killed_mid_run_never_hangs_and_stops_the_r
     proc = machines.iobench("run", "c-servers", "--profile", "smoke", "--servers", "c-epoll", "--no-battery",
                             "--dest", str(dest), "--server-host", SERVER, on=CLIENT)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).stdout:
-                subprocess.run(["pkill", "-KILL", "-f", f"dropbear -F -E -s -p {machines.link.server_host}"],
-                               capture_output=True)  # the server's listener and its sessions
-                break
-            time.sleep(0.05)
+        during_load(proc, lambda: machines.kill_sshd(SERVER))  # its listener and its sessions
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err[-2000:]
         assert err.strip().splitlines()[-1].startswith(
