@@ -69,6 +69,9 @@ def cmd_run(args) -> int:
         client_host = agent_host(args.client_agent)
     if args.server_address and client_host is None:
         raise Mistake("--server-address: only with --client-host or --server-host (alone, servers listen on loopback)")
+    check_here(args.server_cpus, "--server-cpus")
+    if client_host is None:  # the client's machine checks its own (hosts.facts)
+        check_here(args.client_cpus, "--client-cpus")
     try:
         path = run(experiment, args.profile, dest=args.dest, overwrite=args.overwrite,
                    server_cpus=args.server_cpus, client_cpus=args.client_cpus, client_host=client_host,
@@ -83,6 +86,15 @@ def cmd_run(args) -> int:
         return 130
     print(path)
     return 0
+
+
+def check_here(cpus: str | None, flag: str) -> None:
+    """A CPU list this machine must have (the run's other machine checks its own)."""
+    from iobench.run.runner import check_cpus
+    try:
+        check_cpus(cpus, flag)
+    except ValueError as exc:
+        raise Mistake(str(exc)) from None
 
 
 def agent_host(port: int):
@@ -119,6 +131,7 @@ def run_on_server_host(args, experiment, programs: list[str]) -> int:
 
     if args.client_host is not None:
         raise Mistake("--server-host and --client-host: with --server-host this machine is the client")
+    check_here(args.client_cpus, "--client-cpus")  # --server-cpus is checked on the server's machine
     why = experiment.across_hosts(SimpleNamespace(points=experiment.points(args.profile)))
     if why:
         raise Mistake(f"{args.dataset} cannot put its load on another machine: {why}")
@@ -356,6 +369,16 @@ def cpu_list(text: str) -> str:
     return text
 
 
+def cpu_syntax(text: str) -> str:
+    """An argparse type: a taskset CPU list, whichever machine it is for (`run` checks it on that machine)."""
+    from iobench.run.runner import cpu_list as cpus
+    try:
+        cpus(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
+    return text
+
+
 def address(text: str) -> str:
     try:
         ipaddress.ip_address(text)
@@ -433,8 +456,10 @@ COMMANDS = [
         _arg("--servers", nargs="+", help="only these server ids (of the dataset's)"),
         _arg("--dest", help="write here instead of the profile's folder (a smoke run: never inside data/)"),
         _arg("--overwrite", action="store_true", help="replace an existing dataset"),
-        SERVER_CPUS,
-        _arg("--client-cpus", type=cpu_list, default="1", help="taskset CPU list of the load generator"),
+        _arg("--server-cpus", type=cpu_syntax, default="0",
+             help="taskset CPU list of the server (on its machine: with --server-host, that one)"),
+        _arg("--client-cpus", type=cpu_syntax, default="1",
+             help="taskset CPU list of the load generator (on its machine: with --client-host, that one)"),
         _arg("--client-host", type=ssh_host, metavar="[USER@]HOST[:PATH]",
              help="run the load generators on this SSH destination (the project checked out and built at PATH "
                   "there, default this checkout's path); the servers listen on the address it reaches this "

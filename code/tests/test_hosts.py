@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 import time
@@ -197,3 +198,18 @@ def test_a_path_from_the_other_machine_stays_inside_its_folder(tmp_path, rel):
     with pytest.raises(ValueError, match="is not a file inside"):
         hosts.inside(tmp_path, rel)
     assert hosts.inside(tmp_path, "raw/a.csv") == (tmp_path / "raw" / "a.csv").resolve()
+
+
+def test_the_client_s_cpus_are_the_client_machine_s_to_check(tmp_path, monkeypatch, capsys):
+    """--client-cpus names CPUs of the client's machine: with --client-host this machine does not refuse a CPU it
+    lacks (the other machine's check does); --server-cpus is still checked here."""
+    beyond = str(max(os.sched_getaffinity(0)) + 1)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host laptop\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 3\n")
+    monkeypatch.setenv("IOBENCH_SSH_CONFIG", str(cfg))
+    base = ["run", "c-servers", "--client-host", "laptop", "--dest", str(tmp_path / "x")]
+    assert main(base + ["--client-cpus", beyond]) == 2
+    err = capsys.readouterr().err
+    assert "not reachable over SSH" in err and "usable CPUs" not in err
+    assert main(base + ["--server-cpus", beyond]) == 2
+    assert f"--server-cpus {beyond}: CPU {beyond} is not among this machine's usable CPUs" in capsys.readouterr().err
