@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from iobench.run import metadata
+from iobench.run.procs import last_line
 from iobench.servers.manifest import ROOT
 
 EXIT_SSH = 255                # what ssh exits with when the connection fails or drops
@@ -277,10 +278,10 @@ class Host:
         if counts is None:
             if code == -9:  # killed here at its timeout: a failed point, as it would be on one machine
                 return Ran(output, code, 0.0, wall)
-            said = next((line for line in reversed(output.strip().splitlines()) if line.strip()), "")
+            said = last_line(output)[:200]
             how = (f"the SSH connection to {self.dest} failed or dropped (ssh exit {code}"
-                   + (f": {said.strip()[:200]})" if said else ")")) if self.dest else \
-                f"the connection to {self} failed or dropped" + (f": {said.strip()[:200]}" if said else "")
+                   + (f": {said})" if said else ")")) if self.dest else \
+                f"the connection to {self} failed or dropped" + (f": {said}" if said else "")
             return Ran(output + f"\n[iobench] {how}\n", code if code else EXIT_SSH, 0.0, wall, lost=how)
         for rel, data in counts.get("files", {}).items():
             target = inside(outputs, rel)

@@ -243,9 +243,9 @@ class ServerProcess(procs.Started):
             return None
         code = self.proc.poll()
         if code is not None:
-            said = next((line for line in reversed(self.stderr_tail(600).splitlines()) if line.strip()), "")
+            said = procs.last_line(self.stderr_tail(600))
             return (f"{self.server.id} {'died' if code < 0 else 'exited by itself'} ({procs.exit_status(code)})"
-                    + (f"; its last word on stderr: {said.strip()}" if said else ""))
+                    + (f"; its last word on stderr: {said}" if said else ""))
         if self.port and self.server.verify is not Verify.BY_EXPERIMENT and procs.port_refuses(self.opts.host,
                                                                                                  self.port):
             return f"{self.server.id} is running but refuses connections on port {self.port}"

@@ -85,6 +85,11 @@ def exit_status(code: int | None) -> str:
     return f"exit {code}"
 
 
+def last_line(text: str) -> str:
+    """The last line of a program's output that says something (its error, as a refusal or a crash leaves it)."""
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+
+
 # ---- ports ------------------------------------------------------------------------------
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -574,7 +574,10 @@ def _serve(r: Run, turn: Turn, repeat: int, done: int, total: int) -> int:
         r.measured = None
         r.faults.append((turn.server.id, repeat, point.label(), why))
         row = r.row(at, ex.unmeasured(at, point, f"not measured: {why}"))
-        rows.append((label, row)) if ex.rows_after_stop else report(label, row)
+        if ex.rows_after_stop:
+            rows.append((label, row))
+        else:
+            report(label, row)
     try:
         with ServerProcess(turn.server, opts, cpus=r.server_cpus, netns=r.netns) as srv:
             at = Serving(turn, repeat, srv)
